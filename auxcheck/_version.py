@@ -1,0 +1,3 @@
+"""The installed version of auxcheck."""
+
+__version__ = "0.1.0"

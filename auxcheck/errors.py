@@ -1,0 +1,60 @@
+"""The exceptions auxcheck raises; every one derives from :class:`AuxcheckError`."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from auxcheck.report import Report
+
+__all__ = [
+    "AuxcheckError",
+    "ContractViolation",
+    "CudaGraphAliasError",
+    "InvalidArgument",
+    "MovesTableError",
+    "SchedulerError",
+]
+
+
+class AuxcheckError(Exception):
+    """Base class of every error auxcheck raises on purpose."""
+
+
+class InvalidArgument(AuxcheckError, TypeError):
+    """An auxcheck function was called with an argument it cannot use."""
+
+
+class SchedulerError(AuxcheckError, RuntimeError):
+    """The fake scheduler was driven into a state the real one rejects."""
+
+
+class ContractViolation(AuxcheckError, AssertionError):
+    """A report held findings; ``report`` keeps every one of them."""
+
+    def __init__(self, report: Report) -> None:
+        self.report = report
+        super().__init__(report.to_text())
+
+
+class CudaGraphAliasError(AuxcheckError, AssertionError):
+    """A tensor shares bytes with a CUDA-graph static buffer (AUX110) or pool (AUX111).
+
+    ``tensor`` is the offending tensor and ``overlaps`` what it overlapped.
+    """
+
+    def __init__(self, message: str, *, code: str, tensor: Any, overlaps: Any) -> None:
+        self.code = code
+        self.tensor = tensor
+        self.overlaps = overlaps
+        super().__init__(message)
+
+
+class MovesTableError(AuxcheckError, ValueError):
+    """A table of moved names is malformed; names the file, the entry and the problem."""
+
+    def __init__(self, source: str, entry: str, problem: str) -> None:
+        self.source = source
+        self.entry = entry
+        self.problem = problem
+        super().__init__(f"{source}: moves entry {entry}: {problem}")

@@ -1,0 +1,1 @@
+"""The import-migration engine for names SGLang moved (``auxcheck migrate``)."""

@@ -1,0 +1,142 @@
+"""Findings and the reports that collect them, shared by every checker."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from auxcheck.errors import ContractViolation
+from auxcheck.rules import get_rule
+
+__all__ = ["Finding", "Report", "describe"]
+
+
+def describe(obj: Any, *, limit: int = 80) -> str:
+    """Returns a short, never-raising description of ``obj`` for messages."""
+    try:
+        text = repr(obj)
+    except BaseException as exc:  # a hostile __repr__ must not crash the checker
+        text = f"<{type(obj).__qualname__} object; repr raised {type(exc).__name__}>"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One rule violation: its code, the offending object, what was seen and the fix.
+
+    ``message`` reads *what was seen; what was expected*; ``hint`` says how to
+    fix it (from the rule table). ``location`` is ``path:line:col`` for source
+    findings and ``detail`` holds a short traceback summary when plugin code raised.
+    """
+
+    code: str
+    message: str
+    obj: Any = field(default=None, compare=False)
+    hint: str = ""
+    location: str | None = None
+    detail: str | None = None
+
+    @classmethod
+    def of(
+        cls,
+        code: str,
+        seen: str,
+        expected: str,
+        obj: Any = None,
+        *,
+        location: str | None = None,
+        detail: str | None = None,
+    ) -> Finding:
+        """Returns a finding for rule ``code`` with the hint taken from the rule table."""
+        rule = get_rule(code)
+        return cls(code, f"{seen}; {expected}", obj, rule.hint, location, detail)
+
+    @property
+    def title(self) -> str:
+        """Returns the rule's title."""
+        return get_rule(self.code).title
+
+    def to_text(self) -> str:
+        """Returns the finding as one line (plus the detail, indented, if any)."""
+        where = f"{self.location}: " if self.location else ""
+        text = f"{where}{self.code} {self.message}; fix: {self.hint}"
+        if self.detail:
+            text += "\n" + "\n".join("    " + line for line in self.detail.splitlines())
+        return text
+
+    def to_dict(self) -> dict[str, Any]:
+        """Returns the finding as JSON-ready data (the object as a short repr)."""
+        return {
+            "code": self.code,
+            "title": self.title,
+            "message": self.message,
+            "hint": self.hint,
+            "object": None if self.obj is None else describe(self.obj),
+            "location": self.location,
+            "detail": self.detail,
+        }
+
+
+@dataclass(slots=True)
+class Report:
+    """Every finding of one check, in the order found; falsy when clean."""
+
+    subject: str
+    findings: list[Finding] = field(default_factory=list)
+
+    def __iter__(self) -> Iterator[Finding]:
+        return iter(self.findings)
+
+    def __len__(self) -> int:
+        return len(self.findings)
+
+    def __bool__(self) -> bool:
+        return bool(self.findings)
+
+    @property
+    def ok(self) -> bool:
+        """Returns True when the report holds no finding."""
+        return not self.findings
+
+    @property
+    def codes(self) -> list[str]:
+        """Returns the codes of the findings, in order, without repeats."""
+        return list(dict.fromkeys(f.code for f in self.findings))
+
+    def add(self, finding: Finding) -> None:
+        """Appends one finding."""
+        self.findings.append(finding)
+
+    def extend(self, findings: Iterable[Finding]) -> None:
+        """Appends every finding of ``findings`` (a report or any iterable)."""
+        self.findings.extend(findings)
+
+    def without(self, codes: Iterable[str]) -> Report:
+        """Returns a copy of this report without the findings whose code is in ``codes``."""
+        drop = frozenset(codes)
+        return Report(self.subject, [f for f in self.findings if f.code not in drop])
+
+    def to_text(self) -> str:
+        """Returns the report as text: a heading line, then one line per finding."""
+        if not self.findings:
+            return f"{self.subject}: ok"
+        noun = "finding" if len(self.findings) == 1 else "findings"
+        lines = [f"{self.subject}: {len(self.findings)} {noun}"]
+        lines += ["  " + f.to_text().replace("\n", "\n  ") for f in self.findings]
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Returns the report as JSON-ready data."""
+        return {"subject": self.subject, "ok": self.ok,
+                "findings": [f.to_dict() for f in self.findings]}
+
+    def to_json(self, *, indent: int | None = 2) -> str:
+        """Returns the report as a JSON document."""
+        return json.dumps(self.to_dict(), indent=indent)
+
+    def raise_for_findings(self) -> None:
+        """Raises ContractViolation carrying this report when it holds any finding."""
+        if self.findings:
+            raise ContractViolation(self)

@@ -1,0 +1,125 @@
+"""The rule table: every finding's code, title and fix hint, in one place.
+
+Messages, the README's rule table and ``auxcheck rules`` are all rendered from
+:data:`RULES`, so a code's wording cannot drift between them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+
+from auxcheck.errors import InvalidArgument
+
+__all__ = ["RULES", "Rule", "get_rule", "parse_codes", "render_table"]
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """One contract rule: a stable code, what it finds, and how to fix it."""
+
+    code: str
+    title: str
+    hint: str
+
+    @property
+    def family(self) -> str:
+        """Returns the rule's family: its code with the last two digits dropped (``AUX1``)."""
+        return self.code[:-2]
+
+
+_TABLE: tuple[tuple[str, str, str], ...] = (
+    ("AUX101", "device output has no callable `copy_to_host`",
+     "define `copy_to_host(self, copy_tensor)` returning a host output"),
+    ("AUX102", "`copy_to_host` cannot be called as `copy_to_host(copy_tensor)`",
+     "take exactly one positional argument after self (the scheduler passes it positionally); "
+     "a @staticmethod must still accept that argument"),
+    ("AUX103", "`copy_to_host` raised, or returned None / an object with no callable `consume`",
+     "return a host output whose `consume(batch, commits)` is callable, and do not raise"),
+    ("AUX104", "one copy passed the same tensor bytes to `copy_tensor` more than once",
+     "pass each distinct tensor to `copy_tensor` once and reuse the host copy"),
+    ("AUX105", "the host output keeps a tensor that shares bytes with the device output's tensors",
+     "keep only what `copy_tensor` returned in the host output, never the device tensors"),
+    ("AUX110", "a device tensor overlaps a registered CUDA-graph static buffer",
+     "`clone()` the tensor before publishing it, or copy it inside the graph into a buffer "
+     "the output owns"),
+    ("AUX111", "a device tensor lies in a CUDA-graph private memory pool",
+     "`clone()` the tensor outside graph capture before publishing it"),
+    ("AUX201", "host output has no callable `consume(batch, commits)`",
+     "define `consume(self, batch, commits)` taking two positional arguments"),
+    ("AUX202", "`consume` raised on valid aligned commits (None entries, empty batch included)",
+     "handle None commits and empty batches; index commits by position in `batch.reqs`"),
+    ("AUX203", "`consume` mutated `commits` or `batch.reqs`",
+     "treat `batch.reqs` and `commits` as read-only: composites pass the same objects to "
+     "every child; copy them first if you must change them"),
+    ("AUX204", "`consume` returned a value",
+     "return None from `consume`; publish results through the request, not a return value"),
+    ("AUX301", "append nested a composite instead of flattening",
+     "splice the children of a composite operand into the new composite"),
+    ("AUX302", "append or composite broke append order",
+     "keep children in append order: current's children first, then output's"),
+    ("AUX303", "append mishandled None",
+     "return the other operand unchanged when either side is None (None when both are)"),
+    ("AUX304", "a composite copied a child more or less than once",
+     "call every child's `copy_to_host` exactly once, eagerly, inside the composite's "
+     "`copy_to_host`"),
+    ("AUX305", "a composite did not pass identical batch and commits to every child",
+     "pass the very same batch and commits objects to every child, in order"),
+    ("AUX306", "a composite is mutable",
+     "make composites frozen dataclasses holding tuples"),
+    ("AUX401", "output used in pipeline-parallel mode has no `to_pp_tensors` (composites included)",
+     "implement `to_pp_tensors()`; do not compose outputs that must cross PP stages"),
+    ("AUX402", "`to_pp_tensors` returned an empty mapping, a bad name or a non-tensor",
+     "return a non-empty mapping of non-empty string names to tensors"),
+    ("AUX403", "`from_pp_tensors` returned None, or its output copies to different host values",
+     "rebuild an equivalent device output from exactly the tensors `to_pp_tensors` sent"),
+    ("AUX501", "import of a moved name from its old module (fixable by `auxcheck migrate`)",
+     "run `auxcheck migrate PATH` to import it from its new module"),
+    ("AUX502", "use of an old module that cannot be rewritten safely (star import, dynamic import)",
+     "import the moved names explicitly from their new module by hand"),
+    ("AUX601", "commits not aligned with `batch.reqs`, or a malformed `CommittedTokens`",
+     "build one entry per request in `batch.reqs`: None, or CommittedTokens(output_index>=0, "
+     "non-empty tuple of ints)"),
+)
+
+RULES: Mapping[str, Rule] = MappingProxyType({code: Rule(code, t, h) for code, t, h in _TABLE})
+"""Every rule by code, in code order."""
+
+
+def get_rule(code: str) -> Rule:
+    """Returns the rule with this code; raises InvalidArgument naming the known codes."""
+    try:
+        return RULES[code]
+    except KeyError:
+        raise InvalidArgument(
+            f"unknown rule code {code!r}; expected one of {', '.join(RULES)}"
+        ) from None
+
+
+def parse_codes(values: Iterable[str]) -> frozenset[str]:
+    """Returns the codes named by ``values``: exact codes or family prefixes like ``AUX5``.
+
+    Items may themselves be comma- or space-separated. An unknown code raises
+    InvalidArgument naming it and the accepted values.
+    """
+    codes: set[str] = set()
+    for value in values:
+        for item in value.replace(",", " ").split():
+            matched = [code for code in RULES if code.startswith(item.upper())]
+            if not item.upper().startswith("AUX") or not matched:
+                raise InvalidArgument(
+                    f"unknown rule code {item!r}; expected a code such as AUX104 "
+                    f"or a family prefix such as AUX1 (see `auxcheck rules`)"
+                )
+            codes.update(matched)
+    return frozenset(codes)
+
+
+def render_table(*, markdown: bool = False) -> str:
+    """Returns the rule table as aligned text, or as a Markdown table."""
+    if markdown:
+        rows = ["| code | finding | fix |", "|---|---|---|"]
+        rows += [f"| {r.code} | {r.title} | {r.hint} |" for r in RULES.values()]
+        return "\n".join(rows)
+    return "\n".join(f"{r.code}  {r.title}\n        fix: {r.hint}" for r in RULES.values())
