@@ -26,6 +26,12 @@ from auxcheck.protocols import (
 )
 from auxcheck.report import Finding, Report
 from auxcheck.rules import RULES, Rule
+from auxcheck.validate import (
+    check_commits,
+    check_device_output,
+    check_host_output,
+    check_sampling_observer,
+)
 
 __all__ = [
     "RULES",
@@ -48,4 +54,8 @@ __all__ = [
     "SchedulerError",
     "__version__",
     "append_auxiliary_output",
+    "check_commits",
+    "check_device_output",
+    "check_host_output",
+    "check_sampling_observer",
 ]

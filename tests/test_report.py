@@ -1,0 +1,117 @@
+"""Tests for auxcheck.report: findings, reports and their renderings."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from auxcheck.errors import ContractViolation
+from auxcheck.report import Finding, Report, describe
+from auxcheck.rules import RULES
+
+
+class RaisingRepr:
+    def __repr__(self) -> str:
+        raise KeyboardInterrupt
+
+
+def test_finding_of_takes_the_hint_and_title_from_the_rule_table() -> None:
+    """Finding.of joins seen and expected, and the hint and title come from the rule."""
+    finding = Finding.of("AUX204", "consume returned 1", "expected None", obj=1)
+    assert finding.message == "consume returned 1; expected None"
+    assert finding.hint == RULES["AUX204"].hint
+    assert finding.title == RULES["AUX204"].title
+
+
+@pytest.mark.parametrize(("location", "detail", "expected"), [
+    pytest.param(None, None, "AUX204 seen; expected; fix: {hint}", id="plain"),
+    pytest.param("a.py:3:1", None, "a.py:3:1: AUX204 seen; expected; fix: {hint}",
+                 id="with-location"),
+    pytest.param(None, "a.py:3 in f\nValueError: x",
+                 "AUX204 seen; expected; fix: {hint}\n    a.py:3 in f\n    ValueError: x",
+                 id="with-detail"),
+])
+def test_a_finding_renders_as_one_line_plus_its_detail(
+    location: str | None, detail: str | None, expected: str
+) -> None:
+    """A finding's text is location, code, message and fix, then the indented detail."""
+    finding = Finding.of("AUX204", "seen", "expected", location=location, detail=detail)
+    assert finding.to_text() == expected.format(hint=RULES["AUX204"].hint)
+
+
+def test_a_finding_as_json_data_describes_its_object() -> None:
+    """to_dict holds every field, with the object as a short repr."""
+    data = Finding.of("AUX104", "seen", "expected", obj=[1, 2]).to_dict()
+    assert data == {"code": "AUX104", "title": RULES["AUX104"].title,
+                    "message": "seen; expected", "hint": RULES["AUX104"].hint,
+                    "object": "[1, 2]", "location": None, "detail": None}
+
+
+@pytest.mark.parametrize(("obj", "expected"), [
+    pytest.param([1, 2], "[1, 2]", id="short"),
+    pytest.param("x" * 100, "'" + "x" * 76 + "...", id="truncated"),
+    pytest.param(RaisingRepr(), "<RaisingRepr object; repr raised KeyboardInterrupt>",
+                 id="raising-repr"),
+])
+def test_describe_never_raises_and_stays_short(obj: Any, expected: str) -> None:
+    """describe returns a repr of at most 80 characters, even when __repr__ raises."""
+    assert describe(obj) == expected
+
+
+def report_of(*codes: str) -> Report:
+    return Report("subject", [Finding.of(code, f"seen {code}", "expected") for code in codes])
+
+
+@pytest.mark.parametrize(("codes", "heading"), [
+    pytest.param((), "subject: ok", id="clean"),
+    pytest.param(("AUX104",), "subject: 1 finding", id="one"),
+    pytest.param(("AUX104", "AUX203"), "subject: 2 findings", id="two"),
+])
+def test_a_report_heading_counts_its_findings(codes: tuple[str, ...], heading: str) -> None:
+    """The text's first line is the subject with ok or the finding count; then one per finding."""
+    lines = report_of(*codes).to_text().splitlines()
+    assert lines[0] == heading
+    assert [line.split()[0] for line in lines[1:]] == list(codes)
+
+
+def test_a_report_is_falsy_and_ok_only_when_clean() -> None:
+    """bool, len, ok and codes follow the findings; codes drop repeats, keep order."""
+    assert not report_of() and report_of().ok and len(report_of()) == 0
+    report = report_of("AUX203", "AUX104", "AUX203")
+    assert report and not report.ok and len(report) == 3
+    assert report.codes == ["AUX203", "AUX104"]
+
+
+def test_without_drops_the_given_codes_and_keeps_the_original() -> None:
+    """without returns a new report; the original is unchanged."""
+    report = report_of("AUX104", "AUX203")
+    assert report.without({"AUX104"}).codes == ["AUX203"]
+    assert report.codes == ["AUX104", "AUX203"]
+
+
+def test_extend_accepts_another_report() -> None:
+    """extend appends every finding of a report, in order."""
+    report = report_of("AUX104")
+    report.extend(report_of("AUX203", "AUX601"))
+    assert report.codes == ["AUX104", "AUX203", "AUX601"]
+
+
+def test_a_report_renders_as_json() -> None:
+    """to_json is the subject, ok and each finding's data."""
+    data = json.loads(report_of("AUX104").to_json())
+    assert data["subject"] == "subject" and data["ok"] is False
+    assert data["findings"] == [report_of("AUX104").findings[0].to_dict()]
+    assert "\n" not in report_of().to_json(indent=None)
+
+
+def test_raise_for_findings_raises_with_the_whole_report() -> None:
+    """ContractViolation carries the report; its message is the report text."""
+    report_of().raise_for_findings()
+    report = report_of("AUX104", "AUX203")
+    with pytest.raises(ContractViolation) as info:
+        report.raise_for_findings()
+    assert info.value.report is report
+    assert str(info.value) == report.to_text()
+    assert isinstance(info.value, AssertionError)

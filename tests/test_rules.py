@@ -1,0 +1,99 @@
+"""Tests for auxcheck.rules: the rule table, code parsing and rendering."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from auxcheck.errors import InvalidArgument
+from auxcheck.rules import RULES, get_rule, parse_codes, render_table
+
+DESIGN = Path(__file__).resolve().parent.parent.parent / "shared" / "DESIGN.md"
+
+
+def test_codes_are_unique_well_formed_and_sorted() -> None:
+    """Every code is AUX plus three digits, keys match the rules, and the table is in order."""
+    codes = list(RULES)
+    assert codes == sorted(set(codes))
+    assert all(re.fullmatch(r"AUX\d{3}", code) for code in codes)
+    assert all(rule.code == code for code, rule in RULES.items())
+
+
+def test_every_rule_has_a_title_and_a_hint() -> None:
+    """Titles and hints are non-empty single lines (they are rendered in tables)."""
+    for rule in RULES.values():
+        assert rule.title and rule.hint
+        assert "\n" not in rule.title + rule.hint
+        assert "|" not in rule.title + rule.hint
+
+
+@pytest.mark.skipif(not DESIGN.exists(), reason=f"the design document {DESIGN} is absent")
+def test_every_code_of_the_design_document_is_in_the_table() -> None:
+    """The rule table holds exactly the codes DESIGN.md's rule table lists."""
+    listed = set(re.findall(r"^\| (AUX\d{3}) \|", DESIGN.read_text(), flags=re.MULTILINE))
+    assert listed
+    assert listed == set(RULES)
+
+
+def test_a_rule_family_drops_the_last_two_digits() -> None:
+    """A rule's family is its code without the last two digits."""
+    assert get_rule("AUX104").family == "AUX1"
+    assert get_rule("AUX601").family == "AUX6"
+
+
+def test_get_rule_of_an_unknown_code_names_the_known_ones() -> None:
+    """An unknown code raises InvalidArgument listing every known code."""
+    with pytest.raises(InvalidArgument) as info:
+        get_rule("AUX999")
+    assert str(info.value) == f"unknown rule code 'AUX999'; expected one of {', '.join(RULES)}"
+    assert isinstance(info.value, TypeError)
+
+
+@pytest.mark.parametrize(("values", "expected"), [
+    pytest.param(["AUX104"], {"AUX104"}, id="one-code"),
+    pytest.param(["aux104"], {"AUX104"}, id="lower-case"),
+    pytest.param(["AUX104,AUX203"], {"AUX104", "AUX203"}, id="comma-separated"),
+    pytest.param(["AUX104 AUX203", "AUX601"], {"AUX104", "AUX203", "AUX601"},
+                 id="space-separated-and-several-items"),
+    pytest.param(["AUX4"], {"AUX401", "AUX402", "AUX403"}, id="family"),
+    pytest.param(["AUX11"], {"AUX110", "AUX111"}, id="sub-family"),
+    pytest.param([], set(), id="nothing"),
+    pytest.param([" , "], set(), id="only-separators"),
+])
+def test_parse_codes_accepts_codes_and_families(values: list[str], expected: set[str]) -> None:
+    """Codes, families, and comma/space lists are expanded to exact codes."""
+    assert parse_codes(values) == expected
+
+
+@pytest.mark.parametrize("item", [
+    pytest.param("AUX999", id="unknown-code"),
+    pytest.param("AUX7", id="unknown-family"),
+    pytest.param("E501", id="another-tool"),
+    pytest.param("104", id="digits-only"),
+    pytest.param("A", id="too-short"),
+])
+def test_parse_codes_rejects_unknown_codes(item: str) -> None:
+    """An unknown item raises InvalidArgument naming it and the accepted forms."""
+    with pytest.raises(InvalidArgument) as info:
+        parse_codes(["AUX104", item])
+    assert str(info.value) == (
+        f"unknown rule code {item!r}; expected a code such as AUX104 or a family prefix "
+        "such as AUX1 (see `auxcheck rules`)"
+    )
+
+
+def test_render_table_as_markdown_has_a_row_per_rule() -> None:
+    """The Markdown table has a header, a rule line, and one row per rule in order."""
+    rows = render_table(markdown=True).splitlines()
+    assert rows[:2] == ["| code | finding | fix |", "|---|---|---|"]
+    assert [row.split(" | ")[0] for row in rows[2:]] == [f"| {code}" for code in RULES]
+
+
+def test_render_table_as_text_pairs_each_title_with_its_fix() -> None:
+    """Text output puts the fix under each code's title."""
+    lines = render_table().splitlines()
+    assert len(lines) == 2 * len(RULES)
+    assert lines[0] == f"AUX101  {RULES['AUX101'].title}"
+    assert lines[1] == f"        fix: {RULES['AUX101'].hint}"

@@ -1,0 +1,227 @@
+"""Tests for ``auxcheck validate`` (in-process through auxcheck.cli.main) and ``auxcheck rules``."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from auxcheck.cli import main
+from auxcheck.rules import RULES
+
+ROOT = Path(__file__).resolve().parent.parent
+CAPTURE = str(ROOT / "examples" / "capture_plugin")
+BROKEN = str(ROOT / "examples" / "broken_plugin")
+
+PLUGIN_SOURCE = textwrap.dedent("""
+    import torch
+
+    class Host:
+        def consume(self, batch, commits):
+            return None
+
+    class Output:
+        def __init__(self):
+            self.rows = torch.ones(2, 3)
+
+        def copy_to_host(self, copy_tensor):
+            copy_tensor(self.rows)
+            return Host()
+
+    class TwiceOutput(Output):
+        def copy_to_host(self, copy_tensor):
+            copy_tensor(self.rows)
+            copy_tensor(self.rows)
+            return Host()
+
+    INSTANCE = Output()
+    TWICE = TwiceOutput()
+
+    def make_output():
+        return Output()
+
+    def make_with_args(size):
+        return Output()
+
+    def make_raising():
+        raise RuntimeError("no GPU here")
+
+    class Namespace:
+        instance = Output()
+""")
+
+
+@pytest.fixture
+def plugin_dir(tmp_path: Path) -> Iterator[str]:
+    """Returns a directory holding the module ``tmp_plugin_mod`` with outputs and factories."""
+    (tmp_path / "tmp_plugin_mod.py").write_text(PLUGIN_SOURCE)
+    yield str(tmp_path)
+    sys.modules.pop("tmp_plugin_mod", None)
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    status = main(["validate", *args])
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+@pytest.mark.parametrize("target", [
+    pytest.param("tmp_plugin_mod:INSTANCE", id="instance"),
+    pytest.param("tmp_plugin_mod:make_output", id="factory-function"),
+    pytest.param("tmp_plugin_mod:Output", id="class-as-factory"),
+    pytest.param("tmp_plugin_mod:Namespace.instance", id="dotted-attribute"),
+])
+def test_a_clean_object_exits_zero(
+    capsys: pytest.CaptureFixture[str], plugin_dir: str, target: str
+) -> None:
+    """Instances, factories, classes and dotted attributes load and validate clean."""
+    status, out, err = run(capsys, "--path", plugin_dir, target)
+    assert (status, err) == (0, "")
+    assert out == f"{target}: ok\n\n0 findings in 1 object\n"
+
+
+def test_findings_exit_one_and_are_printed(
+    capsys: pytest.CaptureFixture[str], plugin_dir: str
+) -> None:
+    """An object with findings exits 1 and prints each finding with its code."""
+    status, out, _ = run(capsys, "--path", plugin_dir, "tmp_plugin_mod:TWICE",
+                         "tmp_plugin_mod:INSTANCE")
+    assert status == 1
+    lines = out.splitlines()
+    assert lines[0] == "tmp_plugin_mod:TWICE: 1 finding"
+    assert lines[1].startswith("  AUX104 copy_tensor argument #2 [2, 3] float32")
+    assert lines[2] == "tmp_plugin_mod:INSTANCE: ok"
+    assert lines[-1] == "1 finding in 2 objects"
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    pytest.param(["no_such_pkg.outputs:X"],
+                 "cannot import module 'no_such_pkg.outputs': No module named 'no_such_pkg'",
+                 id="missing-module"),
+    pytest.param(["tmp_plugin_mod:Missing"],
+                 "module 'tmp_plugin_mod' has no attribute 'Missing'", id="missing-attribute"),
+    pytest.param(["tmp_plugin_mod:Namespace.gone"],
+                 "'tmp_plugin_mod:Namespace' has no attribute 'gone'", id="missing-nested"),
+    pytest.param(["tmp_plugin_mod"],
+                 "expected MODULE:ATTR, got 'tmp_plugin_mod' (e.g. mypkg.outputs:make_output)",
+                 id="no-colon"),
+    pytest.param(["tmp_plugin_mod:make_with_args"],
+                 "'tmp_plugin_mod:make_with_args' is a factory that needs arguments (missing a "
+                 "required argument: 'size'); point at an instance or a zero-argument factory",
+                 id="factory-with-arguments"),
+    pytest.param(["tmp_plugin_mod:make_raising"],
+                 "factory 'tmp_plugin_mod:make_raising' raised RuntimeError: no GPU here",
+                 id="raising-factory"),
+    pytest.param(["--ignore", "AUX9", "tmp_plugin_mod:INSTANCE"],
+                 "--ignore: unknown rule code 'AUX9'; expected a code such as AUX104 or a "
+                 "family prefix such as AUX1 (see `auxcheck rules`)", id="bad-ignore"),
+    pytest.param(["--static-buffers", "tmp_plugin_mod:make_output", "tmp_plugin_mod:INSTANCE"],
+                 "--static-buffers 'tmp_plugin_mod:make_output' is a Output; expected a "
+                 "tensor or an iterable of tensors", id="static-buffers-not-iterable"),
+])
+def test_usage_errors_exit_two_with_the_reason(
+    capsys: pytest.CaptureFixture[str], plugin_dir: str, args: list[str], message: str
+) -> None:
+    """A target or option that cannot be used exits 2 naming what failed and why."""
+    status, out, err = run(capsys, "--path", plugin_dir, *args)
+    assert (status, out) == (2, "")
+    assert err == f"auxcheck validate: error: {message}\n"
+
+
+def test_json_format_holds_one_report_per_target(
+    capsys: pytest.CaptureFixture[str], plugin_dir: str
+) -> None:
+    """--format json prints a list of reports with their findings."""
+    status, out, _ = run(capsys, "--path", plugin_dir, "--format", "json",
+                         "tmp_plugin_mod:TWICE", "tmp_plugin_mod:INSTANCE")
+    data = json.loads(out)
+    assert status == 1
+    assert [(r["subject"], r["ok"]) for r in data] == [
+        ("tmp_plugin_mod:TWICE", False), ("tmp_plugin_mod:INSTANCE", True)]
+    assert [f["code"] for f in data[0]["findings"]] == ["AUX104"]
+
+
+@pytest.mark.parametrize("ignore", ["AUX104", "aux1", "AUX203,AUX104"])
+def test_ignored_codes_are_dropped(
+    capsys: pytest.CaptureFixture[str], plugin_dir: str, ignore: str
+) -> None:
+    """--ignore drops findings by code or family, and the exit status follows."""
+    status, out, _ = run(capsys, "--path", plugin_dir, "--ignore", ignore, "tmp_plugin_mod:TWICE")
+    assert status == 0
+    assert out.startswith("tmp_plugin_mod:TWICE: ok\n")
+
+
+def test_the_example_plugin_validates_clean_in_every_role(
+    capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The capture plugin's device output, host output and observer are clean, PP included."""
+    status, out, _ = run(capsys, "--path", CAPTURE,
+                         "--pp-observer", "capture_plugin.outputs:make_observer",
+                         "--static-buffers", "capture_plugin.outputs:static_buffers",
+                         "capture_plugin.outputs:make_device_output",
+                         "capture_plugin.outputs:make_host_output",
+                         "capture_plugin.outputs:make_observer")
+    assert status == 0, out
+    assert out.endswith("0 findings in 3 objects\n")
+
+
+def test_every_planted_bug_is_reported_with_its_code(capsys: pytest.CaptureFixture[str]) -> None:
+    """Each class of the broken plugin yields exactly its documented code."""
+    sys.path.insert(0, BROKEN)
+    try:
+        from broken_plugin.outputs import PLANTED_BUGS
+    finally:
+        sys.path.remove(BROKEN)
+    targets = [f"broken_plugin.outputs:{name}" for name in PLANTED_BUGS]
+    status, out, _ = run(capsys, "--path", BROKEN, "--format", "json",
+                         "--static-buffers", "broken_plugin.outputs:static_buffers", *targets)
+    found = {r["subject"].partition(":")[2]: [f["code"] for f in r["findings"]]
+             for r in json.loads(out)}
+    assert status == 1
+    assert found == {name: [code] for name, code in PLANTED_BUGS.items()}
+
+
+def test_pp_observer_enables_the_pipeline_parallel_checks(
+    capsys: pytest.CaptureFixture[str], plugin_dir: str
+) -> None:
+    """--pp-observer makes an output without to_pp_tensors an AUX401 finding."""
+    status, out, _ = run(capsys, "--path", plugin_dir, "--path", CAPTURE,
+                         "--pp-observer", "capture_plugin.outputs:make_observer",
+                         "tmp_plugin_mod:INSTANCE")
+    assert status == 1
+    assert out.splitlines()[1].startswith("  AUX401 pipeline-parallel transport needs")
+
+
+def test_the_path_option_does_not_leak_into_sys_path(
+    capsys: pytest.CaptureFixture[str], plugin_dir: str
+) -> None:
+    """sys.path is restored after the command ran."""
+    before = list(sys.path)
+    run(capsys, "--path", plugin_dir, "tmp_plugin_mod:INSTANCE")
+    assert sys.path == before
+
+
+def test_rules_prints_every_code(capsys: pytest.CaptureFixture[str]) -> None:
+    """`auxcheck rules` prints each code with its title and fix, in table order."""
+    assert main(["rules"]) == 0
+    out = capsys.readouterr().out
+    heads = [line.split("  ", 1)[0] for line in out.splitlines() if line.startswith("AUX")]
+    assert heads == list(RULES)
+    assert f"AUX104  {RULES['AUX104'].title}\n        fix: {RULES['AUX104'].hint}" in out
+
+
+def test_the_installed_command_validates_in_a_subprocess(plugin_dir: str) -> None:
+    """The installed `auxcheck` script runs validate end to end with the documented exit codes."""
+    script = shutil.which("auxcheck") or str(Path(sys.executable).parent / "auxcheck")
+    result = subprocess.run(
+        [script, "validate", "--path", plugin_dir, "tmp_plugin_mod:TWICE"],
+        capture_output=True, text=True, timeout=120, check=False)
+    assert result.returncode == 1, result.stderr
+    assert result.stdout.splitlines()[0] == "tmp_plugin_mod:TWICE: 1 finding"
+    assert result.stderr == ""
