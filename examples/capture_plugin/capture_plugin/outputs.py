@@ -10,14 +10,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
-try:  # the real contract when SGLang is installed ...
+if TYPE_CHECKING:  # mypy checks against the contract (auxcheck's sglang-stubs)
     from sglang.srt.managers.auxiliary_output import CommittedTokens
-except ImportError:  # ... else auxcheck's reference copy of it
-    from auxcheck.protocols import CommittedTokens
+else:
+    try:  # the real contract when SGLang is installed ...
+        from sglang.srt.managers.auxiliary_output import CommittedTokens
+    except ImportError:  # ... else auxcheck's reference copy of it
+        from auxcheck.protocols import CommittedTokens
 
 HIDDEN_KEY = "hidden_states"
 POSITION_KEY = "hidden_state_output_index"
