@@ -15,7 +15,7 @@ import inspect
 import traceback
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from auxcheck._scheduler import FakeBatch, FakeReq, build_commits, snapshot_output_starts
 from auxcheck._walk import TensorRef, iter_tensors, unique_tensors
@@ -23,6 +23,9 @@ from auxcheck.errors import InvalidArgument
 from auxcheck.protocols import CommittedTokens
 from auxcheck.report import Finding, Report, describe
 from auxcheck.rules import get_rule
+
+if TYPE_CHECKING:
+    from auxcheck.aliasing import StaticBufferRegistry, StaticBuffers
 
 __all__ = [
     "Finding",
@@ -156,18 +159,6 @@ def _overlapping_pairs(
                 yield ref, other
 
 
-def _static_buffer_findings(
-    tensors: Sequence[TensorRef], static_buffers: Sequence[Any]
-) -> list[Finding]:
-    """Returns an AUX110 finding for each device tensor overlapping a static buffer."""
-    buffers = [(f"static_buffers[{i}]", t) for i, t in enumerate(static_buffers)]
-    return [
-        Finding.of("AUX110", f"device tensor {path} {_shape(t)} overlaps {where} {_shape(b)}",
-                   "expected device tensors the output owns", t)
-        for (path, t), (where, b) in _overlapping_pairs(tensors, buffers)
-    ]
-
-
 def _type_name(obj: Any) -> str:
     """Returns ``module.QualName`` of ``obj``'s type: cheap, unlike a repr of its tensors."""
     cls = type(obj)
@@ -178,33 +169,43 @@ def _shape(tensor: Any) -> str:
     return f"[{', '.join(str(n) for n in tensor.shape)}] {str(tensor.dtype).removeprefix('torch.')}"
 
 
-def _as_tensor_list(static_buffers: Iterable[Any]) -> list[Any]:
-    """Returns the static buffers as a list; raises InvalidArgument on a non-tensor."""
+def _static_registry(static_buffers: Any) -> StaticBufferRegistry:
+    """Returns the static buffers as an aliasing registry; raises InvalidArgument on a non-tensor.
+
+    Accepts a registry as is, a mapping of names to tensors, or an iterable of tensors.
+    """
     import torch
 
-    buffers = list(static_buffers)
-    for i, buffer in enumerate(buffers):
+    from auxcheck.aliasing import StaticBufferRegistry, as_registry
+
+    if isinstance(static_buffers, StaticBufferRegistry):
+        return static_buffers
+    named = (dict(static_buffers) if isinstance(static_buffers, Mapping)
+             else {f"static_buffers[{i}]": t for i, t in enumerate(static_buffers)})
+    for label, buffer in named.items():
         if not torch.is_tensor(buffer):
             raise InvalidArgument(
-                f"static_buffers[{i}] is a {type(buffer).__name__}, not a tensor; "
+                f"{label} is a {type(buffer).__name__}, not a tensor; "
                 "pass the tensors a CUDA graph owns (e.g. its static input/output buffers)"
             )
-    return buffers
+    return as_registry(named)
 
 
 # ---------------------------------------------------------------- device output
 
 
 def check_device_output(
-    obj: Any, *, static_buffers: Iterable[Any] = (), pp_observer: Any = None
+    obj: Any, *, static_buffers: StaticBuffers = (), pp_observer: Any = None
 ) -> Report:
     """Returns a report of every contract violation of ``obj`` as a device output.
 
-    Covers AUX101-105 and AUX110, then the host output it copies to (AUX201-204),
+    ``static_buffers`` (tensors a CUDA graph owns, a name -> tensor mapping, or an
+    ``auxcheck.aliasing.StaticBufferRegistry``) are matched whole-storage, so a
+    ``[:bs]`` view of a max-size buffer counts. Covers AUX101-105 and AUX110/111, then the host output it copies to (AUX201-204),
     and pipeline-parallel transport (AUX401-403) when ``obj`` has ``to_pp_tensors``
     or a ``pp_observer`` is given.
     """
-    buffers = _as_tensor_list(static_buffers)
+    registry = _static_registry(static_buffers)
     report = Report(f"device output {_type_name(obj)}")
     device = unique_tensors(list(iter_tensors(obj)))
     copy_to_host, shape = _method_findings(obj, "copy_to_host", ["copy_tensor"],
@@ -218,7 +219,7 @@ def check_device_output(
     report.extend(_duplicate_copy_findings(recorder.seen))
     if host is not None:
         report.extend(_bypass_findings(host, copied))
-    report.extend(_static_buffer_findings(copied, buffers))
+    report.extend(registry.findings(copied))
     report.extend(_pp_findings(obj, host, pp_observer))
     if host is not None:
         report.extend(check_host_output(host, batch_size=_batch_size(device)))

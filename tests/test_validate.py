@@ -544,6 +544,18 @@ def test_static_buffers_accept_any_iterable() -> None:
     assert codes(report) == ["AUX110"]
 
 
+def test_static_buffers_may_be_a_registry_or_a_mapping_of_names() -> None:
+    """A registry or a name -> tensor mapping works too, and the finding names the buffer."""
+    from auxcheck.aliasing import StaticBufferRegistry
+
+    registry = StaticBufferRegistry()
+    registry.register(STATIC[:1], name="logits_out")  # whole storage: the [2:5] view counts
+    for buffers in (registry, {"logits_out": STATIC}):
+        report = check_device_output(StaticViewOutput(), static_buffers=buffers)
+        assert codes(report) == ["AUX110"]
+        assert "logits_out" in report.findings[0].message
+
+
 def test_a_copy_tensor_call_records_every_tensor_given() -> None:
     """copy_tensor returns a clone on the host, so the host output shares nothing."""
     host_rows: list[torch.Tensor] = []
