@@ -1,0 +1,197 @@
+"""The append → copy → consume lifecycle as a Hypothesis state machine.
+
+Each step of SGLang's scheduler appends the outputs its observers produce, copies
+the result to the host once, and consumes an earlier step's host output with the
+commits of that step. :func:`make_machine` builds a ``RuleBasedStateMachine`` that
+drives any implementation through that lifecycle, checking the invariants of
+:mod:`auxcheck.properties` after every step; a failure raises ContractViolation
+whose message starts with the rule code, and Hypothesis shrinks it to a short list
+of steps.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import replace
+from typing import Any
+
+from hypothesis import strategies as st
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    initialize,
+    invariant,
+    precondition,
+    rule,
+    run_state_machine_as_test,
+)
+
+from auxcheck import strategies as aux
+from auxcheck._recording import Appended, RecordingDeviceOutput, build_operand, operand_leaves
+from auxcheck._scheduler import FakeBatch
+from auxcheck.errors import ContractViolation
+from auxcheck.properties import (
+    REFERENCE,
+    Implementation,
+    _call,
+    _Raised,
+    consume_findings,
+    frozen_findings,
+    none_findings,
+    structure_findings,
+)
+from auxcheck.report import Finding, Report
+
+__all__ = ["AppendCopyConsumeMachine", "LifecycleMachine", "make_machine", "run_machine"]
+
+
+class LifecycleMachine(RuleBasedStateMachine):
+    """The lifecycle's state and checks; :func:`make_machine` adds the rules for one implementation.
+
+    ``current`` is the output appended so far this step and ``expected`` the leaves
+    it must hold, in order; ``pending`` holds copied host outputs awaiting consume.
+    """
+
+    impl: Implementation = REFERENCE
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.current: Any = None
+        self.expected: list[RecordingDeviceOutput] = []
+        self.pending: deque[tuple[Any, Any, list[RecordingDeviceOutput]]] = deque()
+        self.batch = FakeBatch()
+
+    def _fail(self, step: str, findings: list[Finding]) -> None:
+        if findings:
+            subject = f"{findings[0].code} {type(self).__name__}[{self.impl.name}].{step}"
+            raise ContractViolation(Report(subject, findings))
+
+    def _call(self, code: str, step: str, what: str, function: Any, *args: Any) -> Any:
+        try:
+            return _call(code, what, function, *args)
+        except _Raised as raised:
+            self._fail(step, [raised.finding])
+            raise AssertionError("unreachable") from None
+
+    def _append(self, operand: Any, leaves: tuple[RecordingDeviceOutput, ...]) -> None:
+        before = self.current
+        self.current = self._call("AUX303", "append", "append(current, output)",
+                                  self.impl.append, self.current, operand)
+        self.expected.extend(leaves)
+        findings = []
+        if before is None and operand is not None:
+            findings = self._call("AUX303", "append", "append(None, output)",
+                                  none_findings, self.impl, operand)
+        self._fail("append", findings or structure_findings(self.impl, self.current,
+                                                            self.expected))
+
+    def _copy(self) -> None:
+        output, leaves = self.current, self.expected
+        self.current, self.expected = None, []
+        marks = [leaf.copy_count for leaf in leaves]
+        host = self._call("AUX304", "copy_to_host", "copy_to_host(copy_tensor)",
+                          output.copy_to_host, lambda tensor: tensor.clone())
+        counts = ", ".join(f"{leaf.label} {leaf.copy_count - mark}x"
+                           for leaf, mark in zip(leaves, marks) if leaf.copy_count != mark + 1)
+        if counts:
+            self._fail("copy_to_host", [Finding.of(
+                "AUX304", f"copy_to_host copied children {counts}",
+                "expected every child copied exactly once, before copy_to_host returns", output)])
+        self.pending.append((output, host, list(leaves)))
+
+    def _consume(self, step: tuple[aux.Growth, ...]) -> None:
+        output, host, leaves = self.pending.popleft()
+        commit = aux.advance(self.batch, step)
+        hosts = [leaf.copies[-1].host for leaf in leaves]
+        marks = [leaf.copy_count for leaf in leaves]
+        self._call("AUX305", "consume", "consume(batch, commits)",
+                   host.consume, commit.batch, commit.commits)
+        if any(leaf.copy_count != mark for leaf, mark in zip(leaves, marks)):
+            self._fail("consume", [Finding.of("AUX304", "children were copied inside consume",
+                                              "expected copies only inside copy_to_host", output)])
+        self._fail("consume", consume_findings(leaves, hosts, commit.batch, commit.commits))
+
+
+def make_machine(
+    impl: Implementation,
+    *,
+    leaves: st.SearchStrategy[Any] | None = None,
+) -> type[LifecycleMachine]:
+    """Returns a state machine class that drives ``impl`` through append → copy → consume.
+
+    ``leaves`` (a strategy of your own device outputs) is mixed into the outputs the
+    observers produce. Run it with :func:`run_machine`, or expose ``Machine.TestCase``
+    to pytest / unittest.
+    """
+    # One tensor per leaf at most: the machine checks the lifecycle, the copy_tensor
+    # details are check_copy_once's job, and fewer draws mean more steps per second.
+    outputs = aux.device_outputs(leaves=leaves, max_tensors=1)
+    groups = st.lists(outputs, min_size=2, max_size=3).map(tuple)
+    growth_lists = st.lists(aux.growths(), max_size=4).map(tuple)
+
+    class Machine(LifecycleMachine):
+        @initialize(batch=aux.batches())
+        def start_batch(self, batch: FakeBatch) -> None:
+            self.batch = batch
+
+        @rule(output=st.none() | outputs)
+        def append_output(self, output: RecordingDeviceOutput | None) -> None:
+            self._append(output, () if output is None else (output,))
+
+        @rule(operands=groups)
+        def append_composite(self, operands: tuple[RecordingDeviceOutput, ...]) -> None:
+            built = self._call("AUX303", "append", "building a composite by appends",
+                               build_operand, self.impl.append, Appended(operands))
+            self._append(built, operand_leaves(Appended(operands)))
+
+        @precondition(lambda self: self.current is not None)
+        @rule()
+        def copy_to_host(self) -> None:
+            self._copy()
+
+        @precondition(lambda self: bool(self.pending))
+        @rule(step=growth_lists)
+        def consume(self, step: tuple[aux.Growth, ...]) -> None:
+            self._consume(step)
+
+        @invariant()
+        def composites_are_frozen(self) -> None:
+            if isinstance(self.current, self.impl.device_composite):
+                self._fail("invariant", frozen_findings(self.current))
+
+    Machine.impl = impl
+    Machine.__name__ = Machine.__qualname__ = f"AppendCopyConsumeMachine_{_ident(impl.name)}"
+    return Machine
+
+
+def _ident(name: str) -> str:
+    return "".join(c if c.isalnum() else "_" for c in name)
+
+
+def run_machine(
+    impl: Implementation,
+    *,
+    leaves: st.SearchStrategy[Any] | None = None,
+    profile: str = "auxcheck-default",
+    max_examples: int | None = None,
+) -> Report:
+    """Returns a report of the machine's failure on ``impl``, if any; the detail holds the steps."""
+    from hypothesis import settings
+
+    chosen = aux.settings_for(profile)
+    if max_examples is not None:
+        chosen = settings(chosen, max_examples=max_examples)
+    report = Report(f"append/copy/consume machine on {impl.name}")
+    try:
+        run_state_machine_as_test(make_machine(impl, leaves=leaves), settings=chosen)
+    except ContractViolation as exc:
+        steps = "\n".join(getattr(exc, "__notes__", ()))
+        report.extend(replace(f, detail="\n".join(filter(None, [f.detail, steps])))
+                      for f in exc.report)
+    return report
+
+
+AppendCopyConsumeMachine = make_machine(REFERENCE)
+"""The machine bound to auxcheck's reference implementation."""
+AppendCopyConsumeMachine.__name__ = AppendCopyConsumeMachine.__qualname__ = (
+    "AppendCopyConsumeMachine"
+)

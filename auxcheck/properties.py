@@ -1,0 +1,567 @@
+"""The invariants of append and the composites (DESIGN.md §1), as reusable properties.
+
+Each ``check_*`` function takes the :class:`Implementation` under test and concrete
+inputs, and raises :class:`~auxcheck.errors.ContractViolation` when the implementation
+breaks the invariant; the message starts with the rule code and the carried report
+holds one finding per problem seen. :func:`property_tests` wraps each one in a
+Hypothesis test and :func:`run_properties` runs them all, returning a report whose
+findings carry the shrunk falsifying example in ``detail``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import traceback
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from functools import partial
+from types import ModuleType
+from typing import Any
+
+from auxcheck import protocols
+from auxcheck._byteranges import byte_range, ranges_overlap
+from auxcheck._recording import (
+    Appended,
+    Operand,
+    RecordingDeviceOutput,
+    RecordingHostOutput,
+    build_operand,
+    operand_leaves,
+)
+from auxcheck.errors import ContractViolation, InvalidArgument
+from auxcheck.report import Finding, Report, describe
+
+__all__ = [
+    "REFERENCE",
+    "SGLANG_MODULE",
+    "Implementation",
+    "PropertyTest",
+    "broadcast_findings",
+    "check_associativity",
+    "check_broadcast",
+    "check_copy_once",
+    "check_flattening",
+    "check_frozen",
+    "check_none_identity",
+    "check_order",
+    "children",
+    "consume_findings",
+    "copy_findings",
+    "flattening_findings",
+    "frozen_findings",
+    "load_implementation",
+    "none_findings",
+    "order_findings",
+    "property_tests",
+    "run_properties",
+    "structure_findings",
+]
+
+SGLANG_MODULE = "sglang.srt.managers.auxiliary_output"
+"""The module that holds SGLang's own append and composites."""
+
+_NAMES = ("append_auxiliary_output", "CompositeDeviceAuxiliaryOutput",
+          "CompositeHostAuxiliaryOutput")
+
+
+@dataclass(frozen=True, slots=True)
+class Implementation:
+    """An implementation of append and the composites: auxcheck's reference, SGLang's, or yours."""
+
+    name: str
+    append: Callable[[Any, Any], Any]
+    device_composite: type
+    host_composite: type
+
+    @classmethod
+    def from_module(cls, module: Any, *, name: str | None = None) -> Implementation:
+        """Returns the implementation a module (or any object) exposes under SGLang's names."""
+        label: str = name or getattr(module, "__name__", None) or type(module).__name__
+        missing = [attr for attr in _NAMES if not hasattr(module, attr)]
+        if missing:
+            raise InvalidArgument(
+                f"{label} does not define {', '.join(missing)}; an implementation module "
+                f"must expose {', '.join(_NAMES)}"
+            )
+        return cls(label, module.append_auxiliary_output, module.CompositeDeviceAuxiliaryOutput,
+                   module.CompositeHostAuxiliaryOutput)
+
+
+REFERENCE = Implementation.from_module(protocols, name="reference")
+"""auxcheck's reference implementation (``auxcheck.protocols``)."""
+
+
+def load_implementation(spec: str) -> Implementation:
+    """Returns the implementation named by ``spec``: reference, sglang, auto, or a dotted module.
+
+    ``auto`` is SGLang's when it can be imported, else the reference. Raises
+    InvalidArgument when the module cannot be imported or lacks a required name.
+    """
+    if spec == "reference":
+        return REFERENCE
+    if spec == "auto":
+        try:
+            return Implementation.from_module(importlib.import_module(SGLANG_MODULE), name="sglang")
+        except ImportError:
+            return REFERENCE
+    module_name = SGLANG_MODULE if spec == "sglang" else spec
+    return Implementation.from_module(_import(spec, module_name), name=spec)
+
+
+def _import(spec: str, module_name: str) -> ModuleType:
+    if not module_name or not all(part.isidentifier() for part in module_name.split(".")):
+        raise InvalidArgument(
+            f"implementation {spec!r} is not 'reference', 'sglang', 'auto' or a dotted module path"
+        )
+    try:
+        return importlib.import_module(module_name)
+    except ImportError as exc:
+        raise InvalidArgument(
+            f"implementation {spec!r}: cannot import {module_name} ({exc}); install it, or "
+            "use 'reference' or a dotted path to your own module"
+        ) from exc
+
+
+def children(impl: Implementation, output: Any) -> tuple[Any, ...]:
+    """Returns the children of ``output`` when it is ``impl``'s composite, else ``(output,)``."""
+    if isinstance(output, impl.device_composite):
+        return tuple(getattr(output, "outputs"))  # noqa: B009 - impl types are user classes
+    return (output,)
+
+
+def _labels(outputs: Sequence[Any]) -> str:
+    return "[" + ", ".join(getattr(o, "label", None) or describe(o, limit=30) for o in outputs) + "]"
+
+
+def _raise(prop: str, impl: Implementation, findings: Sequence[Finding]) -> None:
+    if findings:
+        subject = f"{findings[0].code} {prop}[{impl.name}]"
+        raise ContractViolation(Report(subject, list(findings)))
+
+
+class _Raised(Exception):
+    """The implementation raised; carries the finding that says so."""
+
+    def __init__(self, finding: Finding) -> None:
+        self.finding = finding
+        super().__init__(finding.message)
+
+
+def _call(code: str, what: str, function: Callable[..., Any], *args: Any) -> Any:
+    """Returns ``function(*args)``; raises _Raised with a finding for ``code`` if it raised."""
+    try:
+        return function(*args)
+    except Exception as exc:
+        detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+        raise _Raised(Finding.of(code, f"{what} raised {type(exc).__name__}",
+                                 "expected it to succeed on valid outputs", function,
+                                 detail=detail)) from exc
+
+
+def _build(impl: Implementation, code: str, operands: Sequence[Operand]) -> Any:
+    def append(current: Any, output: Any) -> Any:
+        return _call(code, "append_auxiliary_output(current, output)", impl.append, current, output)
+
+    return build_operand(append, Appended(tuple(operands)))
+
+
+def _checked(prop: str, impl: Implementation,
+             body: Callable[[], Sequence[Finding]]) -> None:
+    try:
+        findings = body()
+    except _Raised as raised:
+        findings = [raised.finding]
+    _raise(prop, impl, findings)
+
+
+# --- AUX303 -------------------------------------------------------------------
+
+
+def none_findings(impl: Implementation, output: Any) -> list[Finding]:
+    """Returns the AUX303 findings of appending None on either side of ``output``."""
+    findings = []
+    both = _call("AUX303", "append(None, None)", impl.append, None, None)
+    if both is not None:
+        findings.append(Finding.of("AUX303", f"append(None, None) returned {describe(both)}",
+                                   "expected None", impl.append))
+    for call, args in (("append(output, None)", (output, None)),
+                       ("append(None, output)", (None, output))):
+        result = _call("AUX303", call, impl.append, *args)
+        if result is not output:
+            findings.append(Finding.of(
+                "AUX303", f"{call} returned {describe(result)} for output {describe(output)}",
+                "expected output itself, unchanged", impl.append))
+    return findings
+
+
+def check_none_identity(impl: Implementation, output: Any) -> None:
+    """Raises ContractViolation (AUX303) unless None is the identity of append on both sides.
+
+    ``append(None, None) is None`` and ``append(x, None) is x is append(None, x)``
+    for ``output`` (a leaf or a composite).
+    """
+    _checked("check_none_identity", impl, lambda: none_findings(impl, output))
+
+
+# --- AUX301 / AUX302 ----------------------------------------------------------
+
+
+def structure_findings(impl: Implementation, result: Any,
+                       expected: Sequence[Any]) -> list[Finding]:
+    """Returns the AUX301 / AUX302 findings of ``result``, the append of ``expected`` leaves."""
+    findings = flattening_findings(impl, result, expected)
+    return findings or order_findings(impl, result, expected)
+
+
+def flattening_findings(impl: Implementation, result: Any,
+                        expected: Sequence[Any]) -> list[Finding]:
+    """Returns the AUX301 findings: nested composites, or a child count unequal to the leaves."""
+    if len(expected) < 2:
+        return []
+    if not isinstance(result, impl.device_composite):
+        return [Finding.of("AUX301", f"appending {len(expected)} outputs returned "
+                           f"{describe(result)}", f"expected a {impl.device_composite.__name__}",
+                           result)]
+    kids = children(impl, result)
+    findings = []
+    if any(isinstance(kid, impl.device_composite) for kid in kids):
+        findings.append(Finding.of("AUX301", f"composite children {_labels(kids)} include a "
+                                   "composite", "expected only leaf outputs", result))
+    if len(kids) != len(expected):
+        findings.append(Finding.of(
+            "AUX301", f"composite holds {len(kids)} children {_labels(kids)}",
+            f"expected {len(expected)}, one per non-None output appended: {_labels(expected)}",
+            result))
+    return findings
+
+
+def order_findings(impl: Implementation, result: Any, expected: Sequence[Any]) -> list[Finding]:
+    """Returns the AUX302 finding when ``result`` holds exactly the leaves, out of order."""
+    kids = _deep_children(impl, result)
+    if len(expected) < 2 or len(kids) != len(expected):
+        return []
+    same_leaves = sorted(map(id, kids)) == sorted(map(id, expected))
+    if same_leaves and any(a is not b for a, b in zip(kids, expected)):
+        return [Finding.of("AUX302", f"composite children in order {_labels(kids)}",
+                           f"expected append order {_labels(expected)}", result)]
+    return []
+
+
+def _deep_children(impl: Implementation, output: Any) -> list[Any]:
+    if not isinstance(output, impl.device_composite):
+        return [output]
+    return [leaf for kid in children(impl, output) for leaf in _deep_children(impl, kid)]
+
+
+def check_flattening(impl: Implementation, operands: Sequence[Operand]) -> None:
+    """Raises ContractViolation (AUX301) if appending ``operands`` nests or miscounts children.
+
+    The result of appending two or more leaves is one composite, holding no composite,
+    with one child per non-None leaf.
+    """
+    def body() -> list[Finding]:
+        result = _build(impl, "AUX301", operands)
+        return flattening_findings(impl, result, operand_leaves(Appended(tuple(operands))))
+
+    _checked("check_flattening", impl, body)
+
+
+def check_order(impl: Implementation, operands: Sequence[Operand]) -> None:
+    """Raises ContractViolation (AUX302) if appending ``operands`` breaks append order."""
+    def body() -> list[Finding]:
+        result = _build(impl, "AUX302", operands)
+        return order_findings(impl, result, operand_leaves(Appended(tuple(operands))))
+
+    _checked("check_order", impl, body)
+
+
+def check_associativity(impl: Implementation, first: Operand, second: Operand,
+                        third: Operand) -> None:
+    """Raises ContractViolation (AUX301, or AUX302) unless append is associative.
+
+    ``(first + second) + third`` and ``first + (second + third)`` must hold the
+    same children, by identity, in the same order.
+    """
+    def body() -> list[Finding]:
+        left = _build(impl, "AUX301", [Appended((first, second)), third])
+        right = _build(impl, "AUX301", [first, Appended((second, third))])
+        lkids, rkids = children(impl, left), children(impl, right)
+        if len(lkids) == len(rkids) and all(a is b for a, b in zip(lkids, rkids)):
+            return []
+        nested = any(isinstance(k, impl.device_composite) for k in lkids + rkids)
+        code = "AUX301" if nested or len(lkids) != len(rkids) else "AUX302"
+        return [Finding.of(code, f"(a+b)+c holds {_labels(lkids)} but a+(b+c) holds "
+                           f"{_labels(rkids)}", "expected the same flat children in order",
+                           impl.append)]
+
+    _checked("check_associativity", impl, body)
+
+
+# --- AUX304 / AUX104 ----------------------------------------------------------
+
+
+def copy_findings(leaves: Sequence[RecordingDeviceOutput],
+                  marks: Sequence[int], log: Sequence[Any]) -> list[Finding]:
+    """Returns the AUX304 / AUX302 / AUX104 findings of one copy of a composite of ``leaves``.
+
+    ``marks`` are the leaves' copy counts before the copy; ``log`` every tensor the
+    composite passed to ``copy_tensor``, in order.
+    """
+    counts = [leaf.copy_count - mark for leaf, mark in zip(leaves, marks)]
+    wrong = [(leaf, n) for leaf, n in zip(leaves, counts) if n != 1]
+    if wrong:
+        seen = ", ".join(f"{leaf.label} {n}x" for leaf, n in wrong)
+        return [Finding.of("AUX304", f"one composite copy_to_host copied children {seen}",
+                           "expected every child copied exactly once, before copy_to_host "
+                           "returns", wrong[0][0])]
+    records = [leaf.copies[-1] for leaf in leaves]
+    ticks = [record.tick for record in records]
+    if ticks != sorted(ticks):
+        order = [leaf for _, leaf in sorted(zip(ticks, leaves), key=lambda pair: pair[0])]
+        return [Finding.of("AUX302", f"children copied in order {_labels(order)}",
+                           f"expected append order {_labels(leaves)}", leaves[0])]
+    return _tensor_findings(leaves, [record.passed for record in records], log)
+
+
+def _tensor_findings(leaves: Sequence[RecordingDeviceOutput],
+                     passed: Sequence[tuple[Any, ...]], log: Sequence[Any]) -> list[Finding]:
+    findings = []
+    for leaf, tensors in zip(leaves, passed):
+        ranges = [byte_range(t) for t in tensors]
+        if any(ranges_overlap(a, b) for i, a in enumerate(ranges) for b in ranges[i + 1:]):
+            findings.append(Finding.of("AUX104", f"{leaf.label} passed overlapping tensor bytes "
+                                       "to copy_tensor", "expected each distinct tensor once",
+                                       leaf))
+    expected = [tensor for tensors in passed for tensor in tensors]
+    if len(expected) != len(log) or any(a is not b for a, b in zip(expected, log)):
+        findings.append(Finding.of(
+            "AUX104", f"copy_tensor received {len(log)} tensors",
+            f"expected the {len(expected)} tensors the children passed, once each, in leaf order",
+            leaves[0]))
+    return findings
+
+
+def _copy(output: Any, code: str) -> tuple[Any, list[Any]]:
+    log: list[Any] = []
+
+    def copy_tensor(tensor: Any) -> Any:
+        log.append(tensor)
+        return tensor.clone()
+
+    return _call(code, "copy_to_host(copy_tensor)", output.copy_to_host, copy_tensor), log
+
+
+def check_copy_once(impl: Implementation, operands: Sequence[Operand]) -> None:
+    """Raises ContractViolation (AUX304, AUX302 or AUX104) unless one copy copies each child once.
+
+    Copying the appended ``operands`` must call every leaf's ``copy_to_host`` exactly
+    once, in append order, before returning, and pass ``copy_tensor`` exactly the
+    tensors the leaves passed, in leaf order.
+    """
+    def body() -> list[Finding]:
+        leaves = operand_leaves(Appended(tuple(operands)))
+        result = _build(impl, "AUX304", operands)
+        if result is None:
+            return []
+        marks = [leaf.copy_count for leaf in leaves]
+        _host, log = _copy(result, "AUX304")
+        return copy_findings(leaves, marks, log)
+
+    _checked("check_copy_once", impl, body)
+
+
+# --- AUX305 -------------------------------------------------------------------
+
+
+def consume_findings(leaves: Sequence[RecordingDeviceOutput], hosts: Sequence[RecordingHostOutput],
+                     batch: Any, commits: Any) -> list[Finding]:
+    """Returns the AUX305 / AUX302 findings of one consume by the hosts of ``leaves``."""
+    for leaf, host in zip(leaves, hosts):
+        records = host.consumed
+        if len(records) != 1 or records[0].batch is not batch or records[0].commits is not commits:
+            seen = (f"{len(records)} consume calls" if len(records) != 1 else
+                    f"batch {'identical' if records[0].batch is batch else 'a different object'}"
+                    f", commits {'identical' if records[0].commits is commits else 'a copy'}")
+            return [Finding.of("AUX305", f"child {leaf.label} got {seen}",
+                               "expected one consume with the very same batch and commits "
+                               "objects", leaf)]
+    ticks = [host.consumed[0].tick for host in hosts]
+    if ticks != sorted(ticks):
+        order = [leaf for _, leaf in sorted(zip(ticks, leaves), key=lambda pair: pair[0])]
+        return [Finding.of("AUX302", f"children consumed in order {_labels(order)}",
+                           f"expected append order {_labels(leaves)}", leaves[0])]
+    return []
+
+
+def broadcast_findings(impl: Implementation, output: Any,
+                       leaves: Sequence[RecordingDeviceOutput], batch: Any,
+                       commits: Any) -> list[Finding]:
+    """Returns the findings of copying ``output`` (its leaves given) and consuming it once."""
+    marks = [leaf.copy_count for leaf in leaves]
+    host, log = _copy(output, "AUX304")
+    copied = copy_findings(leaves, marks, log)
+    _call("AUX305", "consume(batch, commits)", host.consume, batch, commits)
+    if copied or any(leaf.copy_count != mark + 1 for leaf, mark in zip(leaves, marks)):
+        return copied or [Finding.of("AUX304", "children were copied again inside consume",
+                                     "expected copies only inside copy_to_host", output)]
+    hosts = [leaf.copies[-1].host for leaf in leaves]
+    return consume_findings(leaves, hosts, batch, commits)
+
+
+def check_broadcast(impl: Implementation, operands: Sequence[Operand], batch: Any,
+                    commits: Any) -> None:
+    """Raises ContractViolation (AUX305, or AUX302 / AUX304) unless consume broadcasts.
+
+    Consuming the host of the appended ``operands`` must pass the very same
+    ``batch`` and ``commits`` objects to every child, once each, in append order.
+    """
+    def body() -> list[Finding]:
+        leaves = operand_leaves(Appended(tuple(operands)))
+        result = _build(impl, "AUX305", operands)
+        if result is None:
+            return []
+        return broadcast_findings(impl, result, leaves, batch, commits)
+
+    _checked("check_broadcast", impl, body)
+
+
+# --- AUX306 -------------------------------------------------------------------
+
+
+def frozen_findings(composite: Any) -> list[Finding]:
+    """Returns the AUX306 findings of ``composite``: settable attributes, non-tuple outputs."""
+    name = type(composite).__name__
+    if not isinstance(composite.outputs, tuple):
+        return [Finding.of("AUX306", f"{name}.outputs is a {type(composite.outputs).__name__}",
+                           "expected a tuple", composite)]
+    for attr in ("outputs", "_auxcheck_probe"):
+        try:
+            setattr(composite, attr, composite.outputs)
+        except (AttributeError, TypeError):
+            continue
+        return [Finding.of("AUX306", f"setting {name}.{attr} succeeded",
+                           "expected the composite to be frozen", composite)]
+    return []
+
+
+def check_frozen(impl: Implementation, operands: Sequence[Operand]) -> None:
+    """Raises ContractViolation (AUX306) unless the device and host composites are frozen.
+
+    Checks the composite appending ``operands`` builds (when it builds one), one
+    built directly from their leaves, and the host composites they copy to.
+    """
+    def body() -> list[Finding]:
+        leaves = operand_leaves(Appended(tuple(operands)))
+        made = [_call("AUX306", "the device composite's constructor",
+                      impl.device_composite, tuple(leaves)),
+                _build(impl, "AUX306", operands)]
+        made += [_copy(output, "AUX306")[0] for output in list(made)
+                 if isinstance(output, impl.device_composite)]
+        composites = [c for c in made if isinstance(c, (impl.device_composite,
+                                                         impl.host_composite))]
+        return [f for composite in composites for f in frozen_findings(composite)][:1]
+
+    _checked("check_frozen", impl, body)
+
+
+# --- running them under Hypothesis --------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PropertyTest:
+    """One property as a ready Hypothesis test: call ``test()``; it raises on a violation.
+
+    ``codes`` are the rule codes it can report. A failure raises ContractViolation
+    whose ``__notes__`` hold the shrunk falsifying example.
+    """
+
+    name: str
+    codes: tuple[str, ...]
+    test: Callable[[], None]
+
+
+def property_tests(
+    impl: Implementation,
+    *,
+    leaves: Any = None,
+    profile: str = "auxcheck-default",
+    max_examples: int | None = None,
+) -> tuple[PropertyTest, ...]:
+    """Returns every property bound to ``impl`` as a Hypothesis test under ``profile``.
+
+    ``leaves`` (a strategy of your own device outputs) is mixed into the leaves;
+    ``max_examples`` caps the profile's example count.
+    """
+    from hypothesis import given, settings
+
+    from auxcheck import strategies as aux
+
+    chosen = aux.settings_for(profile)
+    if max_examples is not None:
+        chosen = settings(chosen, max_examples=max_examples)
+    many = aux.append_sequences(leaves=leaves, min_leaves=2)
+    one = aux.append_sequences(leaves=leaves, max_size=2).map(lambda ops: Appended(ops))
+
+    def none_identity(operands: tuple[Operand, ...]) -> None:
+        check_none_identity(impl, _built(impl, "check_none_identity", "AUX303", operands))
+
+    def broadcast(operands: tuple[Operand, ...], stream: Any) -> None:
+        for step in stream.play():
+            check_broadcast(impl, operands, step.batch, step.commits)
+
+    table: list[tuple[str, tuple[str, ...], Callable[..., None], dict[str, Any]]] = [
+        ("check_none_identity", ("AUX303",), none_identity,
+         {"operands": aux.append_sequences(leaves=leaves)}),
+        ("check_flattening", ("AUX301",), partial(check_flattening, impl), {"operands": many}),
+        ("check_order", ("AUX302",), partial(check_order, impl), {"operands": many}),
+        ("check_associativity", ("AUX301", "AUX302"), partial(check_associativity, impl),
+         {"first": one, "second": one, "third": one}),
+        ("check_copy_once", ("AUX304", "AUX302", "AUX104"), partial(check_copy_once, impl),
+         {"operands": many}),
+        ("check_broadcast", ("AUX305", "AUX302", "AUX304"), broadcast,
+         {"operands": many, "stream": aux.commit_streams(max_steps=2)}),
+        ("check_frozen", ("AUX306",), partial(check_frozen, impl), {"operands": many}),
+    ]
+    return tuple(PropertyTest(name, codes, chosen(given(**strats)(_named(name, function))))
+                 for name, codes, function, strats in table)
+
+
+def _named(name: str, function: Callable[..., None]) -> Callable[..., None]:
+    # Hypothesis names the falsifying example after the function it runs.
+    def run(**kwargs: Any) -> None:
+        function(**kwargs)
+
+    run.__name__ = run.__qualname__ = name
+    return run
+
+
+def _built(impl: Implementation, prop: str, code: str, operands: Sequence[Operand]) -> Any:
+    """Returns the appended ``operands``; raises ContractViolation if append raised."""
+    try:
+        return _build(impl, code, operands)
+    except _Raised as raised:
+        _raise(prop, impl, [raised.finding])
+        raise AssertionError("unreachable") from None
+
+
+def run_properties(
+    impl: Implementation,
+    *,
+    leaves: Any = None,
+    profile: str = "auxcheck-default",
+    max_examples: int | None = None,
+) -> Report:
+    """Returns a report of every property ``impl`` fails; each finding's detail is the example."""
+    report = Report(f"append/composite properties of {impl.name}")
+    for prop in property_tests(impl, leaves=leaves, profile=profile, max_examples=max_examples):
+        try:
+            prop.test()
+        except ContractViolation as exc:
+            report.extend(_with_example(prop.name, exc))
+    return report
+
+
+def _with_example(name: str, exc: ContractViolation) -> list[Finding]:
+    notes = "\n".join(getattr(exc, "__notes__", ()))
+    return [replace(f, detail="\n".join(filter(None, [f.detail, f"{name}: {notes}"])))
+            for f in exc.report]

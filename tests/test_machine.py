@@ -1,0 +1,90 @@
+"""Tests for auxcheck.machine: the append → copy → consume state machine."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from hypothesis import strategies as st
+
+from auxcheck import protocols
+from auxcheck.machine import AppendCopyConsumeMachine, make_machine, run_machine
+from auxcheck.properties import REFERENCE, Implementation
+from auxcheck.strategies import settings_for
+
+AppendCopyConsumeMachine.TestCase.settings = settings_for("auxcheck-default")
+TestAppendCopyConsumeMachine = AppendCopyConsumeMachine.TestCase
+
+
+def test_the_default_machine_is_bound_to_the_reference() -> None:
+    """AppendCopyConsumeMachine drives auxcheck's reference implementation."""
+    assert AppendCopyConsumeMachine.impl is REFERENCE
+    assert AppendCopyConsumeMachine.__name__ == "AppendCopyConsumeMachine"
+
+
+def test_make_machine_names_the_class_after_the_implementation() -> None:
+    """Each machine class says which implementation it drives, for readable step lists."""
+    machine = make_machine(Implementation("my.fork", protocols.append_auxiliary_output,
+                                          protocols.CompositeDeviceAuxiliaryOutput,
+                                          protocols.CompositeHostAuxiliaryOutput))
+    assert machine.__name__ == "AppendCopyConsumeMachine_my_fork"
+
+
+def test_run_machine_passes_the_reference() -> None:
+    """The reference survives the lifecycle under the default profile."""
+    report = run_machine(REFERENCE, max_examples=20)
+    assert report.ok, report.to_text()
+
+
+@dataclass(frozen=True)
+class LazyHost:
+    outputs: tuple[Any, ...]
+    copy_tensor: Any
+
+    def consume(self, batch: Any, commits: Any) -> None:
+        for output in self.outputs:
+            output.copy_to_host(self.copy_tensor).consume(batch, commits)
+
+
+@dataclass(frozen=True)
+class LazyDevice:
+    outputs: tuple[Any, ...]
+
+    def copy_to_host(self, copy_tensor: Any) -> LazyHost:
+        return LazyHost(self.outputs, copy_tensor)
+
+
+def _lazy_append(current: Any, output: Any) -> Any:
+    if current is None or output is None:
+        return output if current is None else current
+    kids = [k for o in (current, output)
+            for k in (o.outputs if isinstance(o, LazyDevice) else (o,))]
+    return LazyDevice(tuple(kids))
+
+
+def test_a_lazy_copy_fails_at_copy_to_host_with_a_short_step_list() -> None:
+    """Copying at consume time is AUX304, shrunk to a few steps ending in copy_to_host."""
+    report = run_machine(Implementation("lazy", _lazy_append, LazyDevice, LazyHost),
+                         max_examples=30)
+    assert report.codes == ["AUX304"]
+    detail = report.findings[0].detail or ""
+    steps = [line for line in detail.splitlines() if line.startswith("state.")]
+    assert "state.copy_to_host()" in steps and len(steps) <= 8, detail
+    assert report.findings[0].message.startswith("copy_to_host copied children")
+
+
+def test_user_leaves_are_consumed_through_the_machine() -> None:
+    """leaves= mixes a user's outputs in, and their consume runs with real commits."""
+    seen: list[Any] = []
+
+    class Output:
+        def copy_to_host(self, copy_tensor: Any) -> Any:
+            return self
+
+        def consume(self, batch: Any, commits: Any) -> None:
+            assert len(commits) == len(batch.reqs)
+            seen.append(commits)
+
+    report = run_machine(REFERENCE, leaves=st.builds(Output), max_examples=20)
+    assert report.ok, report.to_text()
+    assert seen

@@ -1,0 +1,295 @@
+"""Tests for auxcheck.properties: the checks on concrete inputs, loading, and running them."""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from types import ModuleType, SimpleNamespace
+from typing import Any
+
+import pytest
+import torch
+
+import auxcheck.properties as props
+from auxcheck import protocols
+from auxcheck._scheduler import FakeBatch, FakeReq
+from auxcheck.errors import ContractViolation, InvalidArgument
+from auxcheck.properties import (
+    REFERENCE,
+    Implementation,
+    check_associativity,
+    check_broadcast,
+    check_copy_once,
+    check_flattening,
+    check_frozen,
+    check_none_identity,
+    check_order,
+    load_implementation,
+    run_properties,
+)
+from auxcheck.strategies import Appended, RecordingDeviceOutput
+
+Device = protocols.CompositeDeviceAuxiliaryOutput
+
+
+def leaves(*labels: str) -> list[RecordingDeviceOutput]:
+    """Returns fresh recording leaves with one small tensor each."""
+    return [RecordingDeviceOutput(label, [torch.arange(2)]) for label in labels]
+
+
+def with_append(name: str, append: Any) -> Implementation:
+    """Returns the reference composites with a different append."""
+    return Implementation(name, append, Device, protocols.CompositeHostAuxiliaryOutput)
+
+
+def nesting(current: Any, output: Any) -> Any:
+    if current is None or output is None:
+        return output if current is None else current
+    return Device((current, output))
+
+
+def reversed_order(current: Any, output: Any) -> Any:
+    if current is None or output is None:
+        return output if current is None else current
+    kids = props.children(REFERENCE, current) + props.children(REFERENCE, output)
+    return Device(kids[::-1])
+
+
+def raising(current: Any, output: Any) -> Any:
+    raise RuntimeError("boom")
+
+
+@dataclass
+class MutableDevice:
+    outputs: tuple[Any, ...]
+
+    def copy_to_host(self, copy_tensor: Any) -> Any:
+        return protocols.CompositeHostAuxiliaryOutput(
+            tuple(o.copy_to_host(copy_tensor) for o in self.outputs))
+
+
+def _mutable_append(current: Any, output: Any) -> Any:
+    if current is None or output is None:
+        return output if current is None else current
+    return MutableDevice((current, output))
+
+
+def test_all_lists_exactly_the_public_names() -> None:
+    """__all__ holds every public name defined in the module, and nothing else."""
+    public = {name for name, value in vars(props).items()
+              if not name.startswith(("_", "@")) and not isinstance(value, ModuleType)
+              and getattr(value, "__module__", props.__name__) == props.__name__}
+    assert sorted(props.__all__) == sorted(public)
+
+
+def _ab_c() -> tuple[Any, ...]:
+    a, b, c = leaves("a", "b", "c")
+    return (Appended((a, b)), None, c)
+
+
+def _copy_twice(impl: Implementation, ops: Any) -> None:
+    check_copy_once(impl, ops)
+
+
+@pytest.mark.parametrize(
+    ("check", "ops"),
+    [
+        (check_none_identity, lambda: leaves("a")[0]),
+        (check_none_identity, lambda: Device(tuple(leaves("a", "b")))),
+        (check_flattening, _ab_c),
+        (check_order, _ab_c),
+        (check_copy_once, _ab_c),
+        (check_frozen, _ab_c),
+        (lambda impl, ops: check_associativity(impl, *ops), _ab_c),
+        (lambda impl, ops: check_broadcast(impl, ops, FakeBatch([FakeReq("r")]), [None]), _ab_c),
+    ],
+    ids=["none-leaf", "none-composite", "flattening", "order", "copy-once", "frozen",
+         "associativity", "broadcast"],
+)
+@pytest.mark.parametrize("impl", [REFERENCE], ids=["reference"])
+def test_the_reference_passes_every_check(impl: Implementation, check: Any, ops: Any) -> None:
+    """Each check returns quietly on the reference implementation."""
+    check(impl, ops())
+
+
+@pytest.mark.parametrize(
+    ("impl", "check", "code", "message"),
+    [
+        (with_append("nesting", nesting), check_flattening, "AUX301", "include a composite"),
+        (with_append("nesting", nesting), lambda i, o: check_associativity(i, *o), "AUX301",
+         "(a+b)+c holds"),
+        (with_append("reversed", reversed_order), check_order, "AUX302",
+         "composite children in order [c, a, b]; expected append order [a, b, c]"),
+        (with_append("raising", raising), check_flattening, "AUX301",
+         "append_auxiliary_output(current, output) raised RuntimeError"),
+        (with_append("raising", raising), check_copy_once, "AUX304", "raised RuntimeError"),
+        (Implementation("mutable", _mutable_append, MutableDevice,
+                        protocols.CompositeHostAuxiliaryOutput), check_frozen, "AUX306",
+         "setting MutableDevice.outputs succeeded"),
+    ],
+    ids=["nesting-flattening", "nesting-associativity", "reversed-order", "raising-append",
+         "raising-append-in-copy", "mutable"],
+)
+def test_a_broken_implementation_fails_with_a_message_starting_with_the_code(
+    impl: Implementation, check: Any, code: str, message: str
+) -> None:
+    """A violation raises ContractViolation; its text starts with the code and says what was seen."""
+    with pytest.raises(ContractViolation) as raised:
+        check(impl, _ab_c())
+    assert str(raised.value).startswith(f"{code} ")
+    assert raised.value.report.codes[0] == code
+    assert message in str(raised.value)
+
+
+def test_a_none_mishandling_append_fails_the_none_identity() -> None:
+    """append(None, None) returning something else is AUX303."""
+    impl = with_append("none", lambda c, o: Device(()) if c is None and o is None
+                       else protocols.append_auxiliary_output(c, o))
+    with pytest.raises(ContractViolation) as raised:
+        check_none_identity(impl, leaves("a")[0])
+    assert str(raised.value).startswith("AUX303")
+    assert "append(None, None) returned" in str(raised.value)
+
+
+def test_copying_a_child_twice_is_aux304_naming_the_child() -> None:
+    """A composite that copies its first child twice is reported with the child and the count."""
+    @dataclass(frozen=True)
+    class Twice:
+        outputs: tuple[Any, ...]
+
+        def copy_to_host(self, copy_tensor: Any) -> Any:
+            self.outputs[0].copy_to_host(copy_tensor)
+            return protocols.CompositeHostAuxiliaryOutput(
+                tuple(o.copy_to_host(copy_tensor) for o in self.outputs))
+
+    impl = Implementation("twice", lambda c, o: o if c is None else Twice(
+        props.children(REFERENCE, c) + (o,)), Twice, protocols.CompositeHostAuxiliaryOutput)
+    with pytest.raises(ContractViolation) as raised:
+        check_copy_once(impl, leaves("a", "b"))
+    assert "copied children a 2x" in str(raised.value)
+
+
+def test_a_leaf_passing_the_same_bytes_twice_is_aux104() -> None:
+    """A child that passes one tensor twice to copy_tensor is reported."""
+    tensor = torch.arange(4)
+    twice = RecordingDeviceOutput("t", [tensor, tensor[1:]])
+    with pytest.raises(ContractViolation) as raised:
+        check_copy_once(REFERENCE, [twice, *leaves("b")])
+    assert raised.value.report.codes == ["AUX104"]
+
+
+def test_a_copy_of_the_commits_is_aux305() -> None:
+    """A host composite that hands a child a copy of the commits breaks the broadcast."""
+    @dataclass(frozen=True)
+    class Host:
+        outputs: tuple[Any, ...]
+
+        def consume(self, batch: Any, commits: Any) -> None:
+            for output in self.outputs:
+                output.consume(batch, list(commits))
+
+    @dataclass(frozen=True)
+    class Dev:
+        outputs: tuple[Any, ...]
+
+        def copy_to_host(self, copy_tensor: Any) -> Host:
+            return Host(tuple(o.copy_to_host(copy_tensor) for o in self.outputs))
+
+    impl = Implementation("copies", lambda c, o: o if c is None else Dev(
+        props.children(REFERENCE, c) + (o,)), Dev, Host)
+    with pytest.raises(ContractViolation) as raised:
+        check_broadcast(impl, leaves("a", "b"), FakeBatch(), [])
+    assert "child a got batch identical, commits a copy" in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("spec", "name"), [("reference", "reference"), ("auxcheck.protocols", "auxcheck.protocols")],
+    ids=["reference", "dotted-module"],
+)
+def test_load_implementation_accepts_reference_and_dotted_modules(spec: str, name: str) -> None:
+    """The reference and any module exposing SGLang's names load."""
+    impl = load_implementation(spec)
+    assert impl.name == name and impl.append is protocols.append_auxiliary_output
+
+
+def test_auto_picks_sglang_when_importable_else_the_reference() -> None:
+    """'auto' falls back to the reference when SGLang cannot be imported."""
+    try:
+        importlib.import_module(props.SGLANG_MODULE)
+    except ImportError:
+        expected = "reference"
+    else:
+        expected = "sglang"
+    assert load_implementation("auto").name == expected
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("auxcheck.rules", ("auxcheck.rules does not define append_auxiliary_output, "
+                            "CompositeDeviceAuxiliaryOutput, CompositeHostAuxiliaryOutput")),
+        ("no_such_module_xyz", ("implementation 'no_such_module_xyz': cannot import "
+                                "no_such_module_xyz")),
+        ("not a module", ("implementation 'not a module' is not 'reference', 'sglang', "
+                          "'auto' or a dotted module path")),
+    ],
+    ids=["missing-names", "unimportable", "not-a-path"],
+)
+def test_load_implementation_rejects_what_it_cannot_use(spec: str, message: str) -> None:
+    """A bad spec raises InvalidArgument saying what was wrong."""
+    with pytest.raises(InvalidArgument) as raised:
+        load_implementation(spec)
+    assert str(raised.value).startswith(message)
+
+
+def test_from_module_accepts_any_object_with_the_three_names() -> None:
+    """A namespace exposing the names is an implementation (how forks are tested in-process)."""
+    fork = SimpleNamespace(append_auxiliary_output=nesting, CompositeDeviceAuxiliaryOutput=Device,
+                           CompositeHostAuxiliaryOutput=protocols.CompositeHostAuxiliaryOutput)
+    assert Implementation.from_module(fork, name="fork").append is nesting
+
+
+def test_run_properties_passes_the_reference_under_the_default_profile() -> None:
+    """The reference contract passes every property."""
+    report = run_properties(REFERENCE, max_examples=25)
+    assert report.ok, report.to_text()
+
+
+def test_property_tests_name_every_property_and_its_codes() -> None:
+    """One test per property, each declaring the codes it can report."""
+    tests = props.property_tests(REFERENCE)
+    assert [t.name for t in tests] == [
+        "check_none_identity", "check_flattening", "check_order", "check_associativity",
+        "check_copy_once", "check_broadcast", "check_frozen"]
+    assert {code for t in tests for code in t.codes} == {
+        "AUX104", "AUX301", "AUX302", "AUX303", "AUX304", "AUX305", "AUX306"}
+
+
+def test_run_properties_reports_the_shrunk_example_in_the_detail() -> None:
+    """A failing property's finding carries Hypothesis's falsifying example."""
+    report = run_properties(with_append("reversed", reversed_order), max_examples=25)
+    assert "AUX302" in report.codes
+    finding = next(f for f in report if f.code == "AUX302")
+    assert "check_order: Falsifying example" in (finding.detail or "") or \
+        "check_order: Failing test case" in (finding.detail or "")
+
+
+def test_user_leaves_pass_through_the_properties() -> None:
+    """leaves= mixes a user's outputs in; the reference still passes with them."""
+    from hypothesis import strategies as st
+
+    class Output:
+        def copy_to_host(self, copy_tensor: Any) -> Any:
+            return self
+
+        def consume(self, batch: Any, commits: Any) -> None:
+            pass
+
+    assert run_properties(REFERENCE, leaves=st.builds(Output), max_examples=15).ok
+
+
+def test_the_properties_pass_on_sglang_when_it_is_importable() -> None:
+    """Users point the properties at SGLang; they must pass on the real implementation."""
+    pytest.importorskip(props.SGLANG_MODULE, reason="SGLang is not installed in this environment")
+    report = run_properties(load_implementation("sglang"), max_examples=25)
+    assert report.ok, report.to_text()
