@@ -23,7 +23,7 @@ test: $(STAMP)
 	$(BIN)/python -m pytest -n 2 -p no:randomly tests
 
 demo: $(STAMP)
-	@bash examples/demo.sh $(BIN)
+	@bash examples/demo_check.sh $(BIN)
 
 bench: $(STAMP)
 	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done

@@ -1,12 +1,555 @@
-"""``pytest --auxcheck``: the contract suite as pytest items (does nothing without the flag)."""
+"""``pytest --auxcheck``: the contract suite as pytest items (does nothing without the flag).
+
+With ``--auxcheck`` the plugin adds an ``auxcheck`` collector to the session (the
+implementation's append/composite properties and state machine, and a scan of the
+project's imports) and one to every directory whose ``conftest.py`` defines the
+fixture ``auxcheck_device_output`` (one group of per-rule items per fixture value).
+Items are real ``pytest.Function`` objects, so the user's fixtures, parametrisation,
+``-k``, ``-m auxcheck`` and pytest-xdist all apply. The checks themselves live in
+:mod:`auxcheck._suite`, imported only when the flag is on: this module imports
+nothing heavier than pytest, so an installed-but-off plugin costs nothing.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+import argparse
+import re
+from collections.abc import Callable, Generator, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from auxcheck._version import __version__
+from auxcheck.errors import InvalidArgument
+from auxcheck.rules import parse_codes
+
+if TYPE_CHECKING:
+    from _pytest._code.code import ExceptionInfo, TerminalRepr
+    from _pytest.fixtures import FixtureDef
+    from _pytest.reports import CollectReport
+
+__all__ = [
+    "DEVICE_CHECKS",
+    "FIXTURE",
+    "AuxcheckOptions",
+]
+
+FIXTURE = "auxcheck_device_output"
+STATIC_BUFFERS_FIXTURE = "auxcheck_static_buffers"
+PP_OBSERVER_FIXTURE = "auxcheck_pp_observer"
+IMPL_CHOICES = ("auto", "reference", "sglang")
+DEFAULT_PROFILE = "auxcheck-default"
+SUITE_NAME = "auxcheck"
+IMPORTS_ITEM = "imports"
+IMPL_GROUP = "impl"
+
+DEVICE_CHECKS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("AUX101", "AUX101-copy-to-host-callable", ("AUX101",)),
+    ("AUX102", "AUX102-copy-to-host-arity", ("AUX102",)),
+    ("AUX103", "AUX103-copy-to-host-result", ("AUX103",)),
+    ("AUX104", "AUX104-single-copy", ("AUX104",)),
+    ("AUX105", "AUX105-no-copy-bypass", ("AUX105",)),
+    ("AUX110", "AUX110-static-buffer-alias", ("AUX110",)),
+    ("AUX111", "AUX111-graph-pool-alias", ("AUX111",)),
+    ("AUX201", "AUX201-consume-callable", ("AUX201",)),
+    ("AUX202", "AUX202-consume-valid-commits", ("AUX202",)),
+    ("AUX203", "AUX203-consume-read-only", ("AUX203",)),
+    ("AUX204", "AUX204-consume-returns-none", ("AUX204",)),
+    ("streams", "AUX202-AUX204-commit-streams", ("AUX202", "AUX203", "AUX204")),
+    ("AUX301", "AUX301-append-flattens", ("AUX301",)),
+    ("AUX302", "AUX302-append-order", ("AUX302",)),
+    ("AUX303", "AUX303-append-none", ("AUX303",)),
+    ("AUX304", "AUX304-composite-copies-once", ("AUX304",)),
+    ("AUX305", "AUX305-composite-broadcast", ("AUX305",)),
+    ("AUX306", "AUX306-composite-frozen", ("AUX306",)),
+    ("AUX401", "AUX401-pp-transport", ("AUX401",)),
+    ("AUX402", "AUX402-pp-tensors", ("AUX402",)),
+    ("AUX403", "AUX403-pp-round-trip", ("AUX403",)),
+)
+"""(check key, item name, rule codes) of every item in a device-output group.
+
+AUX110/AUX111 appear only where the fixture ``auxcheck_static_buffers`` is visible.
+"""
+
+_STATIC_CODES = frozenset({"AUX110", "AUX111"})
+_NO_NODE = object()
+_DOTTED = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
 
 
-def pytest_addoption(parser: Any) -> None:
-    """Adds the ``--auxcheck`` option group."""
+@dataclass(frozen=True, slots=True)
+class AuxcheckOptions:
+    """The validated ``--auxcheck`` settings of one run."""
+
+    impl: str
+    profile: str
+    ignore: frozenset[str]
+    paths: tuple[Path, ...]
+
+
+_OPTIONS = pytest.StashKey[AuxcheckOptions]()
+_HEADER_SHOWN = pytest.StashKey[bool]()
+_DEVICE_OUTPUTS = pytest.StashKey[int]()
+
+
+# ---------------------------------------------------------------- options
+
+
+def impl_value(text: str) -> str:
+    """Returns a valid ``--auxcheck-impl`` value; raises ArgumentTypeError naming the choices."""
+    value = text.strip()
+    if value in IMPL_CHOICES or _DOTTED.fullmatch(value):
+        return value
+    raise argparse.ArgumentTypeError(
+        f"invalid value {text!r}; expected auto, reference, sglang or a dotted module "
+        "path such as my_plugin.aux_impl"
+    )
+
+
+def profile_value(text: str) -> str:
+    """Returns a plausible Hypothesis profile name; raises ArgumentTypeError when empty."""
+    value = text.strip()
+    if value:
+        return value
+    raise argparse.ArgumentTypeError(
+        f"invalid value {text!r}; expected a Hypothesis settings profile name such as "
+        f"{DEFAULT_PROFILE} or auxcheck-ci"
+    )
+
+
+def ignore_value(text: str) -> str:
+    """Returns ``text`` when it names rule codes; raises ArgumentTypeError naming the form."""
+    try:
+        parse_codes([text])
+    except InvalidArgument as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """Adds the ``--auxcheck`` option group and its ini settings."""
     group = parser.getgroup("auxcheck", "auxiliary-output contract checks")
     group.addoption("--auxcheck", action="store_true", default=False,
-                    help="collect auxcheck's contract suite")
+                    help="collect auxcheck's contract suite as test items (marker: auxcheck)")
+    group.addoption("--auxcheck-impl", type=impl_value, default=None, metavar="IMPL",
+                    help="append/composite implementation to prove: auto (SGLang when "
+                         "importable, else the reference), reference, sglang or a dotted "
+                         "module; ini: auxcheck_impl (default: auto)")
+    group.addoption("--auxcheck-profile", type=profile_value, default=None, metavar="NAME",
+                    help="Hypothesis settings profile for the suite's properties; ini: "
+                         f"auxcheck_profile (default: {DEFAULT_PROFILE})")
+    group.addoption("--auxcheck-ignore", type=ignore_value, action="append", default=[],
+                    metavar="CODES", help="rule codes or families (AUX104, AUX5) to leave "
+                                          "out; adds to ini auxcheck_ignore")
+    group.addoption("--auxcheck-results", default=None, metavar="FILE",
+                    help="write every item's outcome to FILE as JSON (for `auxcheck check`)")
+    parser.addini("auxcheck_impl", "auxcheck: default for --auxcheck-impl", default="auto")
+    parser.addini("auxcheck_profile", "auxcheck: default for --auxcheck-profile",
+                  default=DEFAULT_PROFILE)
+    parser.addini("auxcheck_ignore", "auxcheck: rule codes or families to leave out",
+                  type="args", default=[])
+    parser.addini("auxcheck_paths", "auxcheck: paths the import scan covers (default: rootdir)",
+                  type="paths", default=[])
+
+
+def _ini_error(name: str, exc: Exception) -> pytest.UsageError:
+    return pytest.UsageError(f"ini option {name}: {exc}")
+
+
+def _resolve_options(config: pytest.Config) -> AuxcheckOptions:
+    """Returns the run's options: command line over ini, every value validated."""
+    impl = config.getoption("auxcheck_impl")
+    if impl is None:
+        try:
+            impl = impl_value(str(config.getini("auxcheck_impl")))
+        except argparse.ArgumentTypeError as exc:
+            raise _ini_error("auxcheck_impl", exc) from None
+    profile = config.getoption("auxcheck_profile")
+    if profile is None:
+        try:
+            profile = profile_value(str(config.getini("auxcheck_profile")))
+        except argparse.ArgumentTypeError as exc:
+            raise _ini_error("auxcheck_profile", exc) from None
+    try:
+        ignore = parse_codes([*config.getini("auxcheck_ignore"),
+                              *config.getoption("auxcheck_ignore")])
+    except InvalidArgument as exc:
+        raise _ini_error("auxcheck_ignore", exc) from None
+    paths = tuple(Path(p) for p in config.getini("auxcheck_paths")) or (config.rootpath,)
+    return AuxcheckOptions(impl, profile, ignore, paths)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Registers the ``auxcheck`` marker; with ``--auxcheck``, validates the options."""
+    config.addinivalue_line(
+        "markers", "auxcheck: an item of auxcheck's contract suite (added by --auxcheck)")
+    if not config.getoption("auxcheck"):
+        return
+    results = config.getoption("auxcheck_results")
+    if results and not hasattr(config, "workerinput"):  # the xdist controller, or no xdist
+        config.pluginmanager.register(ResultWriter(Path(results)), "auxcheck-results")
+    options = _resolve_options(config)
+    from auxcheck import _suite
+
+    _suite.validate_options(options)
+    config.stash[_OPTIONS] = options
+
+
+class ResultWriter:
+    """Records each item's outcome and writes them as JSON when the session ends."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.outcomes: dict[str, dict[str, str]] = {}
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        """Keeps the item's worst outcome so far: a failed setup is an error."""
+        known = self.outcomes.get(report.nodeid)
+        if known is not None and known["outcome"] != "passed":
+            return
+        outcome = report.outcome if report.when == "call" else {
+            "failed": "error", "skipped": "skipped"}.get(report.outcome)
+        if outcome is None:
+            return
+        text = report.longreprtext if report.outcome != "passed" else ""
+        # pytest-xdist puts a "[gw0] linux -- Python ..." line above the failure text.
+        lines = [line for line in text.splitlines() if line.strip() and not line.startswith("[gw")]
+        self.outcomes[report.nodeid] = {"nodeid": report.nodeid, "outcome": outcome,
+                                        "message": lines[0] if lines else ""}
+
+    def pytest_sessionfinish(self) -> None:
+        """Writes ``{"items": [...]}`` to the results file."""
+        import json
+
+        self.path.write_text(json.dumps({"items": list(self.outcomes.values())}, indent=1))
+
+
+# ---------------------------------------------------------------- header
+
+
+def _device_group_keys(nodeids: Iterable[str]) -> set[str]:
+    """Returns one key per device-output value among the items ``nodeids``."""
+    keys = set()
+    for nodeid in nodeids:
+        parts = nodeid.split("::")
+        if SUITE_NAME not in parts[:2]:
+            continue
+        at = parts.index(SUITE_NAME)
+        if len(parts) == at + 3 and parts[at + 1] != IMPL_GROUP:
+            _, bracket, param = parts[-1].partition("[")
+            keys.add("::".join(parts[: at + 2]) + bracket + param)
+    return keys
+
+
+def header_line(options: AuxcheckOptions, device_outputs: int) -> str:
+    """Returns the one header line: version, implementation, device outputs, profile."""
+    from auxcheck import _suite
+
+    found = (f"{device_outputs} device output{'s' if device_outputs != 1 else ''}"
+             if device_outputs else
+             f"no device outputs found (define the fixture {FIXTURE} in a conftest.py)")
+    return (f"auxcheck {__version__}: impl={_suite.describe_impl(options.impl)}, {found}, "
+            f"profile={options.profile}")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: Sequence[pytest.Item]) -> None:
+    """Counts the device outputs collected, before ``-k`` / ``-m`` deselect any item."""
+    if _OPTIONS in config.stash:
+        config.stash[_DEVICE_OUTPUTS] = len(_device_group_keys(i.nodeid for i in items))
+
+
+def pytest_report_collectionfinish(
+    config: pytest.Config, start_path: Path, items: Sequence[pytest.Item]
+) -> list[str]:
+    """Returns the auxcheck header line once collection is done (nothing without the flag)."""
+    options = config.stash.get(_OPTIONS, None)
+    if options is None:
+        return []
+    return [header_line(options, config.stash.get(_DEVICE_OUTPUTS, 0))]
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_node_collection_finished(node: Any, ids: Sequence[str]) -> None:
+    """Writes the header line on the pytest-xdist controller, once, from a worker's ids."""
+    config: pytest.Config = node.config
+    options = config.stash.get(_OPTIONS, None)
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    if options is None or reporter is None or config.stash.get(_HEADER_SHOWN, False):
+        return
+    config.stash[_HEADER_SHOWN] = True
+    reporter.ensure_newline()
+    reporter.write_line(header_line(options, len(_device_group_keys(ids))))
+
+
+# ---------------------------------------------------------------- collection
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_make_collect_report(
+    collector: pytest.Collector,
+) -> Generator[None, CollectReport, CollectReport]:
+    """Appends an ``auxcheck`` collector to the session and to directories defining the fixture."""
+    report = yield
+    options = collector.config.stash.get(_OPTIONS, None)
+    if options is None or not report.passed:
+        return report
+    if isinstance(collector, pytest.Session):
+        suite = AuxcheckSuite.from_parent(collector, name=SUITE_NAME, nodeid=SUITE_NAME)
+    elif isinstance(collector, pytest.Directory) and _fixture_defs_at(collector, FIXTURE):
+        suite = AuxcheckSuite.from_parent(collector, name=SUITE_NAME)
+    else:
+        return report
+    suite.add_marker("auxcheck")
+    report.result.append(suite)
+    return report
+
+
+def _fixture_defs_at(node: pytest.Collector, name: str) -> list[FixtureDef[Any]]:
+    """Returns the definitions of fixture ``name`` registered on ``node`` itself."""
+    defs = node.session._fixturemanager.getfixturedefs(name, node) or ()
+    return [d for d in defs if _registered_on(d, node)]
+
+
+def _registered_on(fixturedef: FixtureDef[Any], node: pytest.Collector) -> bool:
+    """Returns True when ``fixturedef`` was registered on ``node`` (a conftest's directory)."""
+    at_session = isinstance(node, pytest.Session)
+    owner = getattr(fixturedef, "node", _NO_NODE)
+    if owner is _NO_NODE:  # pytest < 9.1 scopes conftest fixtures by node id
+        return bool(fixturedef.baseid == ("" if at_session else node.nodeid))
+    return owner is node or (owner is None and at_session)
+
+
+def _visible(node: pytest.Collector, name: str) -> bool:
+    return bool(node.session._fixturemanager.getfixturedefs(name, node))
+
+
+class AuxcheckSuite(pytest.Collector):
+    """The ``auxcheck`` collector: device-output groups, plus at session level the impl and imports."""
+
+    def collect(self) -> Iterable[pytest.Item | pytest.Collector]:
+        """Returns one group per value of the fixture defined here (and the session items)."""
+        options = self.config.stash[_OPTIONS]
+        nodes: list[pytest.Item | pytest.Collector] = []
+        for fixturedef in _fixture_defs_at(self._owner, FIXTURE)[-1:]:
+            nodes += _device_groups(self, fixturedef)
+        if isinstance(self.parent, pytest.Session):
+            from auxcheck import _suite
+
+            impl = _suite.describe_impl(options.impl, short=True)
+            nodes.append(ImplGroup.from_parent(self, name=IMPL_GROUP, impl=impl))
+            if not {"AUX501", "AUX502"} <= options.ignore:
+                nodes.append(ImportScanItem.from_parent(self, name=IMPORTS_ITEM))
+        return nodes
+
+    @property
+    def _owner(self) -> pytest.Collector:
+        assert isinstance(self.parent, pytest.Collector)
+        return self.parent
+
+
+def _device_groups(suite: AuxcheckSuite, fixturedef: FixtureDef[Any]) -> list[DeviceGroup]:
+    """Returns the group of ``fixturedef``, named after its function."""
+    name = getattr(fixturedef.func, "__name__", FIXTURE)
+    return [DeviceGroup.from_parent(suite, name=name, fixturedef=fixturedef)]
+
+
+def _param_id(fixturedef: FixtureDef[Any], index: int, param: object) -> str:
+    """Returns the id pytest would show for one fixture parameter."""
+    given = getattr(param, "id", None) if _is_parameter_set(param) else None
+    ids = fixturedef.ids
+    if given is None and callable(ids):
+        given = ids(_param_value(param))
+    elif given is None and isinstance(ids, Sequence) and index < len(ids):
+        given = ids[index]
+    if given is None and isinstance(_param_value(param), (str, int, float, bool)):
+        given = _param_value(param)  # pytest shows plain values as themselves
+    return str(index) if given is None else str(given)
+
+
+def _is_parameter_set(param: object) -> bool:
+    from _pytest.mark.structures import ParameterSet
+
+    return isinstance(param, ParameterSet)
+
+
+def _param_value(param: object) -> object:
+    return param.values[0] if _is_parameter_set(param) else param  # type: ignore[attr-defined]
+
+
+class DeviceGroup(pytest.Collector):
+    """The per-rule items for every value of one ``auxcheck_device_output`` fixture.
+
+    Items are ``RULE-slug[param]``, one set per fixture value in order, the value's id
+    last as in any parametrised pytest test.
+    """
+
+    def __init__(self, *, fixturedef: FixtureDef[Any], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.fixturedef = fixturedef
+
+    def collect(self) -> Iterable[pytest.Item | pytest.Collector]:
+        """Returns one item per rule and value (AUX11x only with ``auxcheck_static_buffers``)."""
+        params = self.fixturedef.params
+        indices: Sequence[int | None] = [None] if params is None else range(len(params))
+        return [item for index in indices for item in self._items(index)]
+
+    def _items(self, index: int | None) -> list[AuxcheckFunction]:
+        """Returns the items that check the fixture value at ``index`` (None: not parametrised)."""
+        options = self.config.stash[_OPTIONS]
+        has_buffers = _visible(self, STATIC_BUFFERS_FIXTURE)
+        has_observer = _visible(self, PP_OBSERVER_FIXTURE)
+        callspec = self._callspec(index)
+        items = []
+        for key, name, codes in DEVICE_CHECKS:
+            if set(codes) <= options.ignore or (set(codes) <= _STATIC_CODES and not has_buffers):
+                continue
+            full = name if callspec is None else f"{name}[{callspec.id}]"
+            item = AuxcheckFunction.from_parent(
+                self, name=full, originalname=name, callspec=callspec,
+                callobj=_device_callobj(key, has_buffers, has_observer))
+            item.extra_keyword_matches.update(codes)
+            items.append(item)
+        return items
+
+    def _callspec(self, index: int | None) -> Any:
+        """Returns the parametrisation that selects the fixture value at ``index``, if any."""
+        params = self.fixturedef.params
+        if index is None or params is None:
+            return None
+        param = params[index]
+        marks = list(getattr(param, "marks", ())) if _is_parameter_set(param) else []
+        return _callspec_type()(
+            params={FIXTURE: _param_value(param)}, indices={FIXTURE: index},
+            _arg2scope={FIXTURE: self.fixturedef._scope},
+            _idlist=[_param_id(self.fixturedef, index, param)], marks=marks)
+
+
+def _callspec_type() -> Any:
+    try:
+        from _pytest.python import CallSpec
+    except ImportError:  # pytest < 9.2 names it CallSpec2
+        from _pytest.python import CallSpec2 as CallSpec  # type: ignore[attr-defined,no-redef,unused-ignore]
+    return CallSpec
+
+
+def _device_callobj(code: str, has_buffers: bool, has_observer: bool) -> Callable[..., None]:
+    """Returns the test function of one device-output item (it requests the user's fixture)."""
+
+    def auxcheck_device_output_check(request: pytest.FixtureRequest,
+                                     auxcheck_device_output: Any) -> None:
+        from auxcheck import _suite
+
+        buffers = request.getfixturevalue(STATIC_BUFFERS_FIXTURE) if has_buffers else ()
+        observer = request.getfixturevalue(PP_OBSERVER_FIXTURE) if has_observer else None
+        _suite.run_device_check(code, auxcheck_device_output, options=_options(request),
+                                static_buffers=buffers, pp_observer=observer)
+
+    return auxcheck_device_output_check
+
+
+def _fixture_location(fixturedef: FixtureDef[Any], default: Path) -> tuple[Path, int]:
+    """Returns the file and 0-based line where the user's fixture is defined."""
+    code = getattr(fixturedef.func, "__code__", None)
+    if code is None:
+        return default, 0
+    return Path(code.co_filename), code.co_firstlineno - 1
+
+
+def _options(request: pytest.FixtureRequest) -> AuxcheckOptions:
+    return request.config.stash[_OPTIONS]
+
+
+class ImplGroup(pytest.Collector):
+    """The append/composite properties and the state machine, against the chosen implementation.
+
+    Items are ``RULE-property[impl]``: the implementation's name is the parameter.
+    """
+
+    def __init__(self, *, impl: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.impl = impl
+
+    def collect(self) -> Iterable[pytest.Item | pytest.Collector]:
+        """Returns one item per property (named by its first rule code) and the machine."""
+        from auxcheck import _suite
+
+        ignore = self.config.stash[_OPTIONS].ignore
+        checks = [(name, f"{codes[0]}-{name.removeprefix('check_').replace('_', '-')}", codes)
+                  for name, codes in _suite.property_names() if not set(codes) <= ignore]
+        checks.append(("machine", "machine-append-copy-consume", ()))
+        callspec = _callspec_type()(_idlist=[self.impl])
+        items = []
+        for name, label, codes in checks:
+            item = AuxcheckFunction.from_parent(self, name=f"{label}[{self.impl}]",
+                                                originalname=label, callspec=callspec,
+                                                callobj=_impl_callobj(name))
+            item.extra_keyword_matches.update(codes)
+            items.append(item)
+        return items
+
+
+def _impl_callobj(name: str) -> Callable[..., None]:
+    """Returns the test function of one implementation item."""
+
+    def auxcheck_impl_check(request: pytest.FixtureRequest) -> None:
+        from auxcheck import _suite
+
+        _suite.run_impl_check(name, options=_options(request))
+
+    return auxcheck_impl_check
+
+
+class AuxcheckFunction(pytest.Function):
+    """An auxcheck item: a pytest function whose failures read like a contract finding."""
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        """Returns the item's location: the user's fixture for device items, and its id."""
+        domain = self.nodeid.rpartition(f"{SUITE_NAME}::")[2] or self.name
+        if isinstance(self.parent, DeviceGroup):
+            return (*_fixture_location(self.parent.fixturedef, self.path), domain)
+        return self.path, 0, domain
+
+    def repr_failure(
+        self, excinfo: ExceptionInfo[BaseException], style: Any = None
+    ) -> str | TerminalRepr:
+        """Returns the findings as text (code, seen, expected, fix, example) for violations."""
+        from auxcheck.errors import ContractViolation
+
+        if isinstance(excinfo.value, ContractViolation):
+            from auxcheck import _suite
+
+            return _suite.failure_text(excinfo.value)
+        return super().repr_failure(excinfo)
+
+
+class ImportScanItem(pytest.Item):
+    """One item that scans the project's sources for old SGLang imports (AUX501, AUX502)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.extra_keyword_matches.update({"AUX501", "AUX502"})
+
+    def runtest(self) -> None:
+        """Raises ContractViolation listing every AUX501/AUX502 finding under the scan paths."""
+        from auxcheck import _suite
+
+        _suite.run_import_scan(self.config.stash[_OPTIONS])
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        """Returns the item's location: the rootdir and ``imports``."""
+        return self.path, 0, f"{IMPORTS_ITEM} (AUX501, AUX502)"
+
+    def repr_failure(
+        self, excinfo: ExceptionInfo[BaseException], style: Any = None
+    ) -> str | TerminalRepr:
+        """Returns the findings as text, one per line with its location."""
+        from auxcheck.errors import ContractViolation
+
+        if isinstance(excinfo.value, ContractViolation):
+            from auxcheck import _suite
+
+            return _suite.failure_text(excinfo.value)
+        return super().repr_failure(excinfo, style=style)
+

@@ -1,0 +1,299 @@
+"""``auxcheck check PATH``: the import scan, mypy with the sglang stubs, and the contract suite.
+
+Each stage runs on its own and reports a result (ok, fail, skipped, error), counts and
+its time; one table (or a JSON document) sums them up and the exit status is 1 when
+any stage failed. mypy and the contract suite run as subprocesses in ``PATH`` so the
+project's own configuration applies and nothing leaks into this process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import importlib.util
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = ["DESCRIPTION", "STAGES", "StageResult", "main", "run_stages"]
+
+DESCRIPTION = ("Check a plugin project: the import scan (AUX501/AUX502), mypy against "
+               "auxcheck's sglang stubs, and the contract suite (pytest --auxcheck).")
+STAGES = ("imports", "mypy", "contract")
+
+
+@dataclass(frozen=True, slots=True)
+class StageResult:
+    """One stage's outcome: ``ok``, ``fail``, ``skipped`` or ``error``, with counts and output."""
+
+    stage: str
+    result: str
+    counts: dict[str, int] = field(default_factory=dict)
+    seconds: float = 0.0
+    summary: str = ""
+    output: str = ""
+
+    @property
+    def failed(self) -> bool:
+        """Returns True when the stage failed or could not run."""
+        return self.result in ("fail", "error")
+
+
+@dataclass(frozen=True, slots=True)
+class CheckOptions:
+    """What ``auxcheck check`` runs, and how."""
+
+    path: Path
+    skip: frozenset[str] = frozenset()
+    jobs: int | None = None
+    impl: str | None = None
+    profile: str | None = None
+    stream: bool = True
+    pytest_args: tuple[str, ...] = ()
+
+
+# ---------------------------------------------------------------- stages
+
+
+def _timed(stage: str, run: Callable[[], StageResult]) -> StageResult:
+    """Returns ``run()`` with its wall time filled in."""
+    start = time.perf_counter()
+    result = run()
+    return StageResult(stage, result.result, result.counts, time.perf_counter() - start,
+                       result.summary, result.output)
+
+
+def run_imports(options: CheckOptions) -> StageResult:
+    """Returns the import scan's result: fail when any AUX501/AUX502 use remains."""
+    from auxcheck.migrate._files import iter_python_files
+    from auxcheck.migrate.scan import scan_paths
+
+    files = sum(1 for _ in iter_python_files([str(options.path)]))
+    report = scan_paths([str(options.path)])
+    counts = {"files": files, "findings": len(report)}
+    for code in ("AUX501", "AUX502"):
+        counts[code] = sum(1 for f in report if f.code == code)
+    summary = f"{_plural(len(report), 'finding')} in {_plural(files, 'file')}"
+    if report:
+        summary += f" ({counts['AUX501']} AUX501, {counts['AUX502']} AUX502)"
+    output = "\n".join(f.to_text() for f in report)
+    return StageResult("imports", "fail" if report else "ok", counts, 0.0, summary, output)
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+def plugin_packages(path: Path) -> list[Path]:
+    """Returns the packages mypy checks: ``path`` itself if a package, else its package children."""
+    if (path / "__init__.py").is_file():
+        return [path]
+    return sorted(p for p in path.iterdir() if (p / "__init__.py").is_file()
+                  and not p.name.startswith((".", "test")))
+
+
+def run_mypy(options: CheckOptions) -> StageResult:
+    """Returns mypy's result on the plugin's packages (skipped when mypy is not installed)."""
+    if importlib.util.find_spec("mypy") is None:
+        return StageResult("mypy", "skipped", summary="mypy is not installed")
+    packages = plugin_packages(options.path)
+    if not packages:
+        return StageResult("mypy", "skipped", summary="no package (folder with __init__.py)")
+    cwd = options.path.parent if packages == [options.path] else options.path
+    command = [sys.executable, "-m", "mypy", "--show-error-codes", "--no-color-output",
+               "--no-pretty", *(p.name for p in packages)]
+    done = subprocess.run(command, cwd=cwd, capture_output=True, text=True, check=False)
+    errors = len(re.findall(r": error: ", done.stdout))
+    files = _mypy_files(done.stdout)
+    counts = {"packages": len(packages), "errors": errors}
+    summary = f"{_plural(errors, 'error')} in {', '.join(p.name for p in packages)}"
+    if done.returncode not in (0, 1):
+        return StageResult("mypy", "error", counts, 0.0, f"mypy exited {done.returncode}",
+                           done.stdout + done.stderr)
+    counts["files"] = files
+    return StageResult("mypy", "fail" if errors else "ok", counts, 0.0, summary,
+                       done.stdout.strip())
+
+
+def _mypy_files(stdout: str) -> int:
+    match = re.search(r"checked (\d+) source files?", stdout)
+    return int(match.group(1)) if match else 0
+
+
+def contract_command(options: CheckOptions, results: Path) -> list[str]:
+    """Returns the pytest command line of the contract stage."""
+    command = [sys.executable, "-m", "pytest", "--auxcheck", "-m", "auxcheck", "-q",
+               "-p", "no:cacheprovider", f"--rootdir={options.path}", f"--auxcheck-results={results}",
+               "-o", "console_output_style=classic"]
+    if options.impl:
+        command.append(f"--auxcheck-impl={options.impl}")
+    if options.profile:
+        command.append(f"--auxcheck-profile={options.profile}")
+    if options.jobs and importlib.util.find_spec("xdist") is not None:
+        command += ["-n", str(options.jobs)]
+    return [*command, *options.pytest_args, "."]
+
+
+def run_contract(options: CheckOptions) -> StageResult:
+    """Returns the contract suite's result: ``pytest --auxcheck -m auxcheck`` in ``PATH``."""
+    with tempfile.TemporaryDirectory(prefix="auxcheck-") as tmp:
+        results = Path(tmp) / "results.json"
+        done = _run_streamed(contract_command(options, results), options)
+        counts, failed = _outcome_counts(results)
+    summary = ", ".join(f"{n} {k}" for k, n in counts.items() if n or k == "passed")
+    if done.returncode not in (0, 1) or not suite_ran(counts, done.returncode):
+        return StageResult("contract", "error", counts, 0.0,
+                           f"pytest exited {done.returncode}", done.output)
+    return StageResult("contract", "fail" if done.returncode else "ok", counts, 0.0, summary,
+                       "\n".join(failed) or done.output)
+
+
+def suite_ran(counts: dict[str, int], returncode: int) -> bool:
+    """Returns True when pytest ran the suite (its items counted, or a clean exit)."""
+    return sum(counts.values()) > 0 or returncode == 0
+
+
+@dataclass(frozen=True, slots=True)
+class _Done:
+    returncode: int
+    output: str
+
+
+def _run_streamed(command: list[str], options: CheckOptions) -> _Done:
+    """Runs ``command`` in ``PATH``; its output goes to stderr as it comes when streaming."""
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    if options.stream:
+        done = subprocess.run(command, cwd=options.path, stdout=sys.stderr, stderr=sys.stderr,
+                              env=env, check=False)
+        return _Done(done.returncode, "")
+    captured = subprocess.run(command, cwd=options.path, capture_output=True, text=True,
+                              env=env, check=False)
+    return _Done(captured.returncode, captured.stdout + captured.stderr)
+
+
+def _outcome_counts(results: Path) -> tuple[dict[str, int], list[str]]:
+    """Returns (passed/failed/error/skipped counts, ``id: first line`` of each failure)."""
+    counts = {"passed": 0, "failed": 0, "error": 0, "skipped": 0}
+    failed: list[str] = []
+    if not results.is_file():
+        return counts, failed
+    for item in json.loads(results.read_text())["items"]:
+        counts[item["outcome"]] = counts.get(item["outcome"], 0) + 1
+        if item["outcome"] in ("failed", "error"):
+            failed.append(f"{item['nodeid']}: {item['message']}")
+    return counts, failed
+
+
+_RUNNERS: dict[str, Callable[[CheckOptions], StageResult]] = {
+    "imports": run_imports,
+    "mypy": run_mypy,
+    "contract": run_contract,
+}
+
+
+def run_stages(options: CheckOptions) -> list[StageResult]:
+    """Returns every stage's result, in order; skipped stages say so."""
+    results = []
+    for stage in STAGES:
+        if stage in options.skip:
+            results.append(StageResult(stage, "skipped", summary="--skip"))
+            continue
+        results.append(_timed(stage, functools.partial(_RUNNERS[stage], options)))
+    return results
+
+
+# ---------------------------------------------------------------- output
+
+
+def render_table(path: Path, results: Sequence[StageResult]) -> str:
+    """Returns the summary table: stage, result, counts, time; then the verdict."""
+    rows = [("stage", "result", "counts", "time")]
+    rows += [(r.stage, r.result.upper() if r.failed else r.result, r.summary,
+              f"{r.seconds:.1f}s") for r in results]
+    widths = [max(len(row[i]) for row in rows) for i in range(3)]
+    lines = [f"{a:<{widths[0]}}  {b:<{widths[1]}}  {c:<{widths[2]}}  {d}" for a, b, c, d in rows]
+    failed = [r.stage for r in results if r.failed]
+    verdict = (f"auxcheck check {path}: failed ({', '.join(failed)})" if failed
+               else f"auxcheck check {path}: ok")
+    return "\n".join(lines + ["", verdict])
+
+
+def render_details(results: Sequence[StageResult]) -> str:
+    """Returns the output of every failed stage, under a heading each."""
+    blocks = [f"== {r.stage}: {r.summary}\n{r.output}" for r in results
+              if r.failed and r.output]
+    return "\n\n".join(blocks)
+
+
+def render_json(path: Path, results: Sequence[StageResult]) -> str:
+    """Returns the results as a JSON document: path, ok, and one object per stage."""
+    stages: list[dict[str, Any]] = []
+    for r in results:
+        data = asdict(r)
+        data["seconds"] = round(r.seconds, 3)
+        stages.append(data)
+    ok = not any(r.failed for r in results)
+    return json.dumps({"path": str(path), "ok": ok, "stages": stages}, indent=2)
+
+
+# ---------------------------------------------------------------- command line
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="auxcheck check", description=DESCRIPTION,
+        usage="auxcheck check [-h] [--format {text,json}] [--skip STAGE] [--jobs N] "
+              "[--impl IMPL] [--profile NAME] PATH [-- PYTEST_ARGS...]",
+        epilog="Arguments after `--` go to the contract stage's pytest, e.g. -- -k AUX104.")
+    parser.add_argument("path", metavar="PATH", help="the plugin project's folder")
+    parser.add_argument("--format", choices=("text", "json"), default="text",
+                        help="text: a table (pytest's output streams to stderr); json: a "
+                             "document on stdout for tools")
+    parser.add_argument("--skip", action="append", choices=STAGES, default=[],
+                        help="leave a stage out (repeatable)")
+    parser.add_argument("--jobs", "-n", type=_positive, default=None, metavar="N",
+                        help="run the contract suite on N processes (needs pytest-xdist)")
+    parser.add_argument("--impl", default=None, help="passed as --auxcheck-impl")
+    parser.add_argument("--profile", default=None, help="passed as --auxcheck-profile")
+    return parser
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"invalid value {text!r}; expected a whole number >= 1")
+    return value
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Runs ``auxcheck check``; returns 0 when every stage passed, 1 when one failed, 2 on usage."""
+    parser = _parser()
+    words = list(sys.argv[1:] if argv is None else argv)
+    extra: list[str] = []
+    if "--" in words:
+        at = words.index("--")
+        words, extra = words[:at], words[at + 1:]
+    args = parser.parse_args(words)
+    path = Path(args.path)
+    if not path.is_dir():
+        parser.error(f"PATH {args.path!r} is not a folder; expected a plugin project's folder")
+    options = CheckOptions(path.resolve(), frozenset(args.skip), args.jobs, args.impl,
+                           args.profile, stream=args.format == "text", pytest_args=tuple(extra))
+    results = run_stages(options)
+    if args.format == "json":
+        print(render_json(path, results))
+    else:
+        details = render_details(results)
+        print(("\n" + details + "\n" if details else "") + "\n" + render_table(path, results))
+    return 1 if any(r.failed for r in results) else 0

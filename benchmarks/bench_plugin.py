@@ -1,0 +1,99 @@
+"""Benchmark ``pytest --auxcheck``: the example suite's wall time, and the cost of the plugin when off.
+
+Run by hand: ``.venv/bin/python benchmarks/bench_plugin.py [--repeat N] [--quick]``.
+Prints one table. Targets: the capture_plugin suite under 15 s on two cores with the
+default profile; an installed-but-off plugin under 50 ms on a plain pytest run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CAPTURE = ROOT / "examples" / "capture_plugin"
+PYTEST = [sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "-p", "no:cacheprovider"]
+
+
+def wall(command: list[str], *, cwd: Path) -> float:
+    """Returns the seconds ``command`` took; raises when it fails."""
+    start = time.perf_counter()
+    done = subprocess.run(command, cwd=cwd, capture_output=True, text=True, check=False)
+    seconds = time.perf_counter() - start
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(command)} failed ({done.returncode}):\n{done.stdout[-2000:]}")
+    return seconds
+
+
+def median_wall(command: list[str], *, cwd: Path, repeat: int) -> float:
+    """Returns the median wall time of ``repeat`` runs."""
+    return statistics.median(wall(command, cwd=cwd) for _ in range(repeat))
+
+
+def _env(cache: str) -> dict[str, str]:
+    """Returns the environment with bytecode caching on (under ``cache``), as installs have it."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    return {**env, "PYTHONPYCACHEPREFIX": cache}
+
+
+def import_cost(repeat: int) -> tuple[float, float]:
+    """Returns median seconds to import the ``auxcheck`` package, then the plugin, after pytest."""
+    code = ("import time, pytest; t = time.perf_counter(); import auxcheck; "
+            "u = time.perf_counter(); import auxcheck.pytest_plugin; "
+            "print(u - t, time.perf_counter() - u)")
+    with tempfile.TemporaryDirectory() as cache:
+        runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                               check=True, env=_env(cache)).stdout.split()
+                for _ in range(repeat + 1)][1:]  # the first run writes the bytecode
+    return (statistics.median(float(r[0]) for r in runs),
+            statistics.median(float(r[1]) for r in runs))
+
+
+def off_overhead(repeat: int) -> tuple[float, float]:
+    """Returns median wall times of a one-test run with auxcheck off-but-installed, and absent."""
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        (folder / "test_one.py").write_text("def test_one():\n    pass\n")
+        on = [*PYTEST, "-p", "no:xdist"]
+        off = [*on, "-p", "no:auxcheck"]
+        wall(on, cwd=folder)  # warm the file cache
+        pairs = [(wall(on, cwd=folder), wall(off, cwd=folder)) for _ in range(repeat)]
+    return statistics.median(p[0] for p in pairs), statistics.median(p[1] for p in pairs)
+
+
+def main() -> int:
+    """Runs every measurement and prints the table; returns 0."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=2, help="runs per suite measurement")
+    parser.add_argument("--quick", action="store_true", help="skip the -n 2 measurement")
+    args = parser.parse_args()
+    suite = [*PYTEST, "--auxcheck", "."]
+    rows = [("measurement", "seconds", "command")]
+    serial = median_wall(suite, cwd=CAPTURE, repeat=args.repeat)
+    rows.append(("suite, 1 process", f"{serial:.2f}", "pytest --auxcheck examples/capture_plugin"))
+    if not args.quick:
+        parallel = median_wall([*suite, "-n", "2"], cwd=CAPTURE, repeat=args.repeat)
+        rows.append(("suite, -n 2", f"{parallel:.2f}",
+                     "pytest --auxcheck -n 2 examples/capture_plugin"))
+    on, off = off_overhead(max(5, args.repeat * 5))
+    rows.append(("plain run, plugin installed", f"{on:.3f}", "pytest (one test)"))
+    rows.append(("plain run, -p no:auxcheck", f"{off:.3f}", "pytest -p no:auxcheck (one test)"))
+    rows.append(("overhead when off", f"{on - off:+.3f}", "difference of the medians"))
+    package, plugin = import_cost(7)
+    rows.append(("import auxcheck (package)", f"{package:.4f}", "after pytest, bytecode cached"))
+    rows.append(("import the plugin module", f"{plugin:.4f}", "after import auxcheck"))
+    widths = [max(len(r[i]) for r in rows) for i in range(3)]
+    print(f"cpus: {os.cpu_count()}")
+    for row in rows:
+        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

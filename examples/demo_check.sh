@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# The plugin author's view: `auxcheck check` on the good plugin (clean), on the broken
+# one (every planted bug reported by its code), then `auxcheck migrate --diff` on the
+# legacy one. Usage: bash examples/demo_check.sh .venv/bin   (the folder holding `auxcheck`)
+set -uo pipefail
+BIN=${1:-.venv/bin}
+cd "$(dirname "$0")/.."
+AUXCHECK="$BIN/auxcheck"
+JOBS=()
+"$BIN/python" -c "import xdist" 2>/dev/null && JOBS=(--jobs 2)
+failures=0
+
+heading() { printf '\n=== %s\n' "$1"; }
+
+heading "auxcheck check examples/capture_plugin (expected: every stage ok, exit 0)"
+"$AUXCHECK" check "${JOBS[@]}" examples/capture_plugin 2>/dev/null
+status=$?
+if [ "$status" -ne 0 ]; then
+    echo "FAIL: the good plugin did not pass (exit $status)"
+    failures=$((failures + 1))
+fi
+
+heading "auxcheck check examples/broken_plugin (expected: the contract stage fails, exit 1)"
+output=$("$AUXCHECK" check "${JOBS[@]}" --skip mypy examples/broken_plugin 2>/dev/null)
+status=$?
+printf '%s\n' "$output"
+if [ "$status" -ne 1 ]; then
+    echo "FAIL: expected exit 1 for the broken plugin, got exit $status"
+    failures=$((failures + 1))
+fi
+
+heading "planted bug -> the item that reported it"
+planted=$("$BIN/python" -c "
+import sys; sys.path.insert(0, 'examples/broken_plugin')
+from broken_plugin.outputs import PLANTED_BUGS
+for name, code in PLANTED_BUGS.items(): print(name, code)")
+while read -r name code; do
+    [ -n "$name" ] || continue
+    line=$(grep -E "::${code}-[a-z0-9-]+\[${name}-${code}\]: ${code} " <<<"$output" | head -1)
+    if [ -n "$line" ]; then
+        printf '  ok    %-26s %s  %s\n' "$name" "$code" "${line%%]: *}]"
+    else
+        printf '  FAIL  %-26s %s not reported\n' "$name" "$code"
+        failures=$((failures + 1))
+    fi
+done <<<"$planted"
+
+heading "auxcheck migrate --diff examples/legacy_plugin (the rewrite it would make)"
+"$AUXCHECK" migrate --diff examples/legacy_plugin
+
+heading "summary"
+if [ "$failures" -eq 0 ]; then
+    echo "demo passed: capture_plugin is clean and every planted bug was reported by its code"
+    exit 0
+fi
+echo "demo FAILED: $failures expectation(s) not met"
+exit 1

@@ -1,0 +1,442 @@
+"""Tests for ``pytest --auxcheck`` (auxcheck/pytest_plugin.py), run with pytester."""
+
+from __future__ import annotations
+
+import re
+import sys
+import textwrap
+
+# In-process pytester runs drop the modules they imported afterwards, and torch cannot
+# be imported twice in one process: import every heavy module the suite uses up front.
+import pytest
+import torch  # noqa: F401
+
+import auxcheck._suite
+import auxcheck.machine
+import auxcheck.migrate.scan  # noqa: F401
+from auxcheck import __version__
+from auxcheck.pytest_plugin import DEVICE_CHECKS
+
+pytest_plugins = ["pytester"]
+
+OUTPUTS = textwrap.dedent("""
+    import torch
+
+    class Host:
+        def __init__(self, rows):
+            self.rows = rows
+
+        def consume(self, batch, commits):
+            return None
+
+    class Good:
+        def __init__(self, n=2):
+            self.rows = torch.zeros(n, 2)
+
+        def copy_to_host(self, copy_tensor):
+            return Host(copy_tensor(self.rows))
+
+    class DoubleCopy(Good):
+        def copy_to_host(self, copy_tensor):
+            copy_tensor(self.rows)
+            return Host(copy_tensor(self.rows))
+
+    class Returns(Host):
+        def consume(self, batch, commits):
+            return len(commits)
+
+    class ReturnsOutput(Good):
+        def copy_to_host(self, copy_tensor):
+            return Returns(copy_tensor(self.rows))
+
+    class PP(Good):
+        def to_pp_tensors(self):
+            return {}
+
+    BUFFER = torch.zeros(4, 2)
+
+    class Aliasing:
+        def __init__(self):
+            self.rows = BUFFER[:2]
+
+        def copy_to_host(self, copy_tensor):
+            return Host(copy_tensor(self.rows))
+""")
+
+TINY = textwrap.dedent("""
+    from hypothesis import settings
+    settings.register_profile("tiny", max_examples=3, deadline=None, database=None)
+""")
+"""A conftest preamble: a small Hypothesis profile the runs select, to stay fast."""
+
+FAST = ("--auxcheck", "--auxcheck-profile=tiny", "-p", "no:randomly")
+NON_STATIC = [name for _, name, codes in DEVICE_CHECKS if not set(codes) & {"AUX110", "AUX111"}]
+IMPL_ITEMS = 8  # seven properties and the state machine
+
+
+def conftest(body: str) -> str:
+    """Returns a conftest: the tiny profile, then ``body``."""
+    return TINY + "import pytest\nimport auxout\n" + textwrap.dedent(body)
+
+
+@pytest.fixture
+def project(pytester: pytest.Pytester) -> pytest.Pytester:
+    """Returns a pytester project holding the output classes as module ``auxout``."""
+    pytester.makepyfile(auxout=OUTPUTS)
+    pytester.syspathinsert()
+    return pytester
+
+
+def ids_of(result: pytest.RunResult) -> list[str]:
+    """Returns the item ids a ``--co -q`` run printed."""
+    return [line for line in result.outlines if "::" in line and " " not in line]
+
+
+# ---------------------------------------------------------------- off by default
+
+
+def test_plain_run_imports_nothing_heavy(pytester: pytest.Pytester) -> None:
+    """Without --auxcheck an installed auxcheck leaves torch, hypothesis and libcst unimported.
+
+    Hypothesis's own pytest plugin imports hypothesis, so it is turned off here.
+    """
+    pytester.makeconftest("""
+        import sys
+        def pytest_unconfigure(config):
+            heavy = [m for m in ("torch", "hypothesis", "libcst") if m in sys.modules]
+            print("HEAVY", heavy, "AUXCHECK", "auxcheck.pytest_plugin" in sys.modules)
+    """)
+    pytester.makepyfile("def test_one():\n    pass\n")
+    result = pytester.runpytest_subprocess("-p", "no:randomly", "-p", "no:hypothesispytest")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["HEAVY [] AUXCHECK True"])
+
+
+def test_without_the_flag_no_auxcheck_item_is_collected(project: pytest.Pytester) -> None:
+    """A conftest with the fixture adds nothing unless --auxcheck is given."""
+    project.makeconftest(conftest("""
+        @pytest.fixture
+        def auxcheck_device_output():
+            return auxout.Good()
+    """))
+    project.makepyfile(test_mine="def test_one():\n    pass\n")
+    result = project.runpytest_inprocess("--co", "-q")
+    assert ids_of(result) == ["test_mine.py::test_one"]
+    assert "auxcheck " not in result.stdout.str()
+
+
+# ---------------------------------------------------------------- collection
+
+
+def test_items_have_readable_ids_and_are_counted(project: pytest.Pytester) -> None:
+    """Each device-output group, impl property and the import scan is a collected item."""
+    project.makeconftest(conftest("""
+        @pytest.fixture(name="auxcheck_device_output")
+        def capture_output():
+            return auxout.Good()
+    """))
+    result = project.runpytest_inprocess(*FAST, "--co", "-q")
+    ids = ids_of(result)
+    expected = [f"auxcheck::capture_output::{name}" for name in NON_STATIC]
+    assert ids[: len(expected)] == expected
+    assert ids[-1] == "auxcheck::imports"
+    assert sum(i.startswith("auxcheck::impl::") and i.endswith("[reference]")
+               for i in ids) == IMPL_ITEMS
+    result.stdout.fnmatch_lines([f"{len(ids)} tests collected*"])
+
+
+def test_parametrised_fixture_gives_items_per_value(project: pytest.Pytester) -> None:
+    """Each fixture value gets its items, its id last; pytest.param ids and marks apply."""
+    project.makeconftest(conftest("""
+        @pytest.fixture(name="auxcheck_device_output", params=[
+            1, pytest.param(2, id="two"), pytest.param(3, marks=pytest.mark.skip("why"))])
+        def capture_output(request):
+            return auxout.Good(request.param)
+    """))
+    result = project.runpytest_inprocess(*FAST, "-k", "AUX104-single-copy and not impl")
+    result.assert_outcomes(passed=2, skipped=1)
+    result.stdout.fnmatch_lines(["*3 device outputs*"])
+    ids = ids_of(project.runpytest_inprocess(*FAST, "--co", "-q", "-k", "AUX104-single"))
+    assert ids == [f"auxcheck::capture_output::AUX104-single-copy[{p}]" for p in (1, "two", 3)]
+
+
+def test_fixture_in_a_subfolder_conftest_gets_its_own_suite(project: pytest.Pytester) -> None:
+    """A fixture defined in sub/conftest.py is collected under sub, where it is visible."""
+    project.mkpydir("sub")
+    (project.path / "sub" / "conftest.py").write_text(conftest("""
+        @pytest.fixture
+        def auxcheck_device_output():
+            return auxout.Good()
+    """))
+    project.makeconftest(TINY)
+    result = project.runpytest_inprocess(*FAST, "-k", "AUX104-single-copy")
+    result.assert_outcomes(passed=1)
+    ids = ids_of(project.runpytest_inprocess(*FAST, "--co", "-q", "-k", "AUX104-single"))
+    assert ids == ["sub::auxcheck::auxcheck_device_output::AUX104-single-copy"]
+
+
+@pytest.mark.parametrize("value", [
+    pytest.param("auxout.Good()", id="instance"),
+    pytest.param("auxout.Good", id="factory"),
+    pytest.param("st.integers(1, 3).map(auxout.Good)", id="strategy"),
+])
+def test_each_fixture_form_passes_for_a_good_output(project: pytest.Pytester, value: str) -> None:
+    """An instance, a zero-argument factory and a Hypothesis strategy all run the checks."""
+    project.makeconftest(conftest(f"""
+        from hypothesis import strategies as st
+        @pytest.fixture
+        def auxcheck_device_output():
+            return {value}
+    """))
+    result = project.runpytest_inprocess(*FAST, "-k", "not impl and not imports")
+    result.assert_outcomes(passed=len(NON_STATIC) - 3, skipped=3)
+
+
+@pytest.mark.parametrize("value", [
+    pytest.param("auxout.DoubleCopy()", id="instance"),
+    pytest.param("auxout.DoubleCopy", id="factory"),
+    pytest.param("st.integers(1, 3).map(auxout.DoubleCopy)", id="strategy"),
+])
+def test_each_fixture_form_reports_a_planted_bug(project: pytest.Pytester, value: str) -> None:
+    """A double copy fails the AUX104 item with the finding's seen, expected and fix."""
+    project.makeconftest(conftest(f"""
+        from hypothesis import strategies as st
+        @pytest.fixture
+        def auxcheck_device_output():
+            return {value}
+    """))
+    result = project.runpytest_inprocess(*FAST, "-k", "AUX104-single-copy")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([
+        "AUX104 one copy passed the same tensor bytes to `copy_tensor` more than once",
+        "  seen: *", "  expected: *", "  fix: *pass each distinct tensor*",
+    ])
+
+
+def test_a_strategy_failure_shows_the_shrunk_example(project: pytest.Pytester) -> None:
+    """Hypothesis's falsifying example (shrunk to the smallest failing draw) is in the failure."""
+    project.makeconftest(conftest("""
+        from hypothesis import strategies as st
+        @pytest.fixture
+        def auxcheck_device_output():
+            return st.integers(1, 50).map(
+                lambda n: auxout.ReturnsOutput(n) if n >= 7 else auxout.Good(n))
+    """))
+    result = project.runpytest_inprocess(
+        "--auxcheck", "-p", "no:randomly", "--auxcheck-profile=auxcheck-ci",
+        "-k", "AUX204-consume-returns-none")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["AUX204 `consume` returned a value", "*auxcheck_example(",
+                                 "*lambda n: auxout.ReturnsOutput(n)*", "        7),"])
+
+
+def test_static_buffers_fixture_adds_the_aliasing_items(project: pytest.Pytester) -> None:
+    """AUX110/AUX111 items exist only with auxcheck_static_buffers, and find an alias."""
+    project.makeconftest(conftest("""
+        @pytest.fixture
+        def auxcheck_device_output():
+            return auxout.Aliasing()
+        @pytest.fixture
+        def auxcheck_static_buffers():
+            return [auxout.BUFFER]
+    """))
+    result = project.runpytest_inprocess(*FAST, "-k", "AUX110 or AUX111")
+    result.assert_outcomes(failed=1, passed=1)
+    result.stdout.fnmatch_lines(["FAILED auxcheck::auxcheck_device_output::AUX110-*"])
+
+
+def test_pp_items_skip_for_an_output_without_pp_support(project: pytest.Pytester) -> None:
+    """The PP items skip, saying why, when there is no to_pp_tensors and no observer."""
+    project.makeconftest(conftest("""
+        @pytest.fixture
+        def auxcheck_device_output():
+            return auxout.Good()
+    """))
+    result = project.runpytest_inprocess(*FAST, "-k", "AUX4", "-rs")
+    result.assert_outcomes(skipped=3)
+    result.stdout.fnmatch_lines(["*not a pipeline-parallel output*"])
+
+
+def test_pp_items_run_for_an_output_with_to_pp_tensors(project: pytest.Pytester) -> None:
+    """An output whose to_pp_tensors returns an empty mapping fails AUX402."""
+    project.makeconftest(conftest("""
+        @pytest.fixture
+        def auxcheck_device_output():
+            return auxout.PP()
+    """))
+    result = project.runpytest_inprocess(*FAST, "-k", "AUX402")
+    result.assert_outcomes(failed=1)
+
+
+# ---------------------------------------------------------------- implementation
+
+
+def test_a_dotted_impl_module_is_proved(project: pytest.Pytester) -> None:
+    """--auxcheck-impl=module runs the properties on that module's append (here: reversed)."""
+    project.makepyfile(reversed_impl="""
+        from auxcheck.protocols import (CompositeDeviceAuxiliaryOutput,
+                                        CompositeHostAuxiliaryOutput)
+        def append_auxiliary_output(current, output):
+            if current is None or output is None:
+                return output if current is None else current
+            return CompositeDeviceAuxiliaryOutput((output, current))
+    """)
+    project.makeconftest(TINY)
+    result = project.runpytest_inprocess(*FAST, "--auxcheck-impl=reversed_impl",
+                                         "-k", "AUX302-order")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*impl=reversed_impl*", "AUX302 append or composite broke*"])
+
+
+def test_the_reference_impl_passes_every_property(project: pytest.Pytester) -> None:
+    """The impl group (properties and machine) passes on auxcheck's reference."""
+    project.makeconftest(TINY)
+    result = project.runpytest_inprocess(*FAST, "--auxcheck-impl=reference", "-k", "impl")
+    result.assert_outcomes(passed=IMPL_ITEMS)
+
+
+# ---------------------------------------------------------------- import scan
+
+
+def test_the_import_scan_item_reports_old_imports(project: pytest.Pytester) -> None:
+    """Old-module imports under the rootdir fail the imports item with their location."""
+    project.makeconftest(TINY)
+    project.makepyfile(legacy="from sglang.srt.sampling.sampling_observer import "
+                              "CommittedTokens\n")
+    result = project.runpytest_inprocess(*FAST, "-k", "imports")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["AUX501 import of a moved name*", "  at: *legacy.py:1:1"])
+
+
+def test_auxcheck_paths_limits_the_scan(project: pytest.Pytester) -> None:
+    """With ini auxcheck_paths, files outside those paths are not scanned."""
+    project.makeconftest(TINY)
+    project.makeini("[pytest]\nauxcheck_paths = src\n")
+    project.mkpydir("src")
+    project.makepyfile(legacy="from sglang.srt.sampling.sampling_observer import "
+                              "CommittedTokens\n")
+    result = project.runpytest_inprocess(*FAST, "-k", "imports")
+    result.assert_outcomes(passed=1)
+
+
+def test_auxcheck_ignore_removes_items(project: pytest.Pytester) -> None:
+    """Ignored codes (ini and command line, families included) get no items."""
+    project.makeconftest(conftest("""
+        @pytest.fixture
+        def auxcheck_device_output():
+            return auxout.Good()
+    """))
+    project.makeini("[pytest]\nauxcheck_ignore = AUX5 AUX104\n")
+    ids = ids_of(project.runpytest_inprocess(*FAST, "--auxcheck-ignore=AUX3", "--co", "-q"))
+    assert "auxcheck::imports" not in ids
+    assert not [i for i in ids if "AUX104" in i or "::AUX3" in i]
+    assert "auxcheck::auxcheck_device_output::AUX105-no-copy-bypass" in ids
+
+
+# ---------------------------------------------------------------- options
+
+
+@pytest.mark.parametrize(("args", "ini", "message"), [
+    pytest.param(["--auxcheck-impl=not a module"], "",
+                 "*argument --auxcheck-impl: invalid value 'not a module'; expected auto, "
+                 "reference, sglang or a dotted module path*", id="impl-bad-form"),
+    pytest.param(["--auxcheck-impl=no_such_module_xyz"], "",
+                 "*--auxcheck-impl: implementation 'no_such_module_xyz': cannot import*",
+                 id="impl-missing-module"),
+    pytest.param(["--auxcheck-profile=nope"], "",
+                 "*--auxcheck-profile: unknown Hypothesis settings profile 'nope'; expected one "
+                 "of auxcheck-default, auxcheck-ci*", id="profile-unknown"),
+    pytest.param(["--auxcheck-profile="], "",
+                 "*argument --auxcheck-profile: invalid value ''*", id="profile-empty"),
+    pytest.param(["--auxcheck-ignore=XYZ1"], "",
+                 "*argument --auxcheck-ignore: unknown rule code 'XYZ1'*", id="ignore-bad"),
+    pytest.param([], "auxcheck_impl = 1bad", "*ini option auxcheck_impl: invalid value '1bad'*",
+                 id="ini-impl-bad"),
+    pytest.param([], "auxcheck_ignore = AUX999", "*ini option auxcheck_ignore: unknown rule "
+                 "code 'AUX999'*", id="ini-ignore-bad"),
+])
+def test_bad_option_values_are_usage_errors(pytester: pytest.Pytester, args: list[str],
+                                            ini: str, message: str) -> None:
+    """A bad value stops the run with an error naming the option and the accepted values."""
+    pytester.makeini(f"[pytest]\n{ini}\n")
+    result = pytester.runpytest_inprocess("--auxcheck", *args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([message])
+
+
+def test_every_option_has_help(pytester: pytest.Pytester) -> None:
+    """--help lists each command-line option and ini setting with its help text."""
+    result = pytester.runpytest_inprocess("--help")
+    for name in ("--auxcheck ", "--auxcheck-impl=IMPL", "--auxcheck-profile=NAME",
+                 "--auxcheck-ignore=CODES", "auxcheck_impl ", "auxcheck_profile ",
+                 "auxcheck_ignore ", "auxcheck_paths "):
+        assert name in result.stdout.str(), name
+
+
+def test_header_line_names_impl_device_outputs_and_profile(project: pytest.Pytester) -> None:
+    """One header line: version, implementation, device outputs, profile."""
+    project.makeconftest(conftest("""
+        @pytest.fixture(params=[1, 2])
+        def auxcheck_device_output(request):
+            return auxout.Good(request.param)
+    """))
+    result = project.runpytest_inprocess(*FAST, "--co", "-q", "--auxcheck-impl=reference")
+    lines = [line for line in result.outlines if line.startswith("auxcheck ")]
+    assert lines == [f"auxcheck {__version__}: impl=reference, 2 device outputs, profile=tiny"]
+
+
+def test_header_says_when_no_device_output_was_found(pytester: pytest.Pytester) -> None:
+    """Without the fixture the impl and import checks still run, and the header says so."""
+    pytester.makeconftest(TINY)
+    result = pytester.runpytest_inprocess(*FAST, "--co", "-q")
+    result.stdout.fnmatch_lines([
+        ("auxcheck *: impl=* (auto), no device outputs found (define the fixture "
+         "auxcheck_device_output in a conftest.py), profile=tiny")])
+    assert len(ids_of(result)) == IMPL_ITEMS + 1
+
+
+# ---------------------------------------------------------------- selection and runners
+
+
+def test_marker_selects_only_the_suite(project: pytest.Pytester) -> None:
+    """-m auxcheck runs the suite's items; -m 'not auxcheck' runs only the user's tests."""
+    project.makeconftest(conftest("""
+        @pytest.fixture
+        def auxcheck_device_output():
+            return auxout.Good()
+    """))
+    project.makepyfile("def test_mine():\n    pass\n")
+    mine = project.runpytest_inprocess(*FAST, "--strict-markers", "-m", "not auxcheck")
+    mine.assert_outcomes(passed=1)
+    suite = ids_of(project.runpytest_inprocess(*FAST, "-m", "auxcheck", "--co", "-q"))
+    assert suite and all(i.startswith("auxcheck::") for i in suite)
+
+
+def test_works_without_the_cacheprovider_and_with_user_settings(project: pytest.Pytester) -> None:
+    """-p no:cacheprovider and a project's own loaded Hypothesis profile do not interfere."""
+    project.makeconftest(conftest("""
+        from hypothesis import settings
+        settings.register_profile("mine", max_examples=1000)
+        settings.load_profile("mine")
+        @pytest.fixture
+        def auxcheck_device_output():
+            return auxout.Good()
+    """))
+    result = project.runpytest_inprocess(*FAST, "-p", "no:cacheprovider",
+                                         "-k", "(AUX10 or AUX20) and not impl")
+    result.assert_outcomes(passed=10)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="xdist subprocess spawning differs")
+def test_runs_under_xdist(project: pytest.Pytester) -> None:
+    """-n 2 collects the same items on both workers and prints the header once."""
+    project.makeconftest(conftest("""
+        @pytest.fixture(params=[1, 2])
+        def auxcheck_device_output(request):
+            return auxout.Good(request.param)
+    """))
+    result = project.runpytest_subprocess(*FAST, "-n", "2", "-k", "(AUX1 or imports) and not impl")
+    result.assert_outcomes(passed=11)
+    header = [line for line in result.outlines if re.match(r"auxcheck \S+: impl=", line)]
+    assert header == [(f"auxcheck {__version__}: impl=reference (auto), 2 device outputs, "
+                       "profile=tiny")]
