@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from auxcheck._config import project_ignore
 from auxcheck._version import __version__
 from auxcheck.errors import InvalidArgument
 from auxcheck.rules import parse_codes
@@ -172,8 +173,12 @@ def _resolve_options(config: pytest.Config) -> AuxcheckOptions:
         except argparse.ArgumentTypeError as exc:
             raise _ini_error("auxcheck_profile", exc) from None
     try:
-        ignore = parse_codes([*config.getini("auxcheck_ignore"),
-                              *config.getoption("auxcheck_ignore")])
+        ignore = parse_codes(project_ignore(config.rootpath))
+    except InvalidArgument as exc:
+        raise pytest.UsageError(str(exc)) from None
+    try:
+        ignore |= parse_codes([*config.getini("auxcheck_ignore"),
+                               *config.getoption("auxcheck_ignore")])
     except InvalidArgument as exc:
         raise _ini_error("auxcheck_ignore", exc) from None
     paths = tuple(Path(p) for p in config.getini("auxcheck_paths")) or (config.rootpath,)

@@ -333,6 +333,36 @@ def test_auxcheck_ignore_removes_items(project: pytest.Pytester) -> None:
     assert "auxcheck::auxcheck_device_output::AUX105-no-copy-bypass" in ids
 
 
+def test_pyproject_tool_auxcheck_ignore_removes_items(project: pytest.Pytester) -> None:
+    """`ignore = [...]` in `[tool.auxcheck]` of the rootdir's pyproject.toml is honoured."""
+    project.makeconftest(conftest("""
+        @pytest.fixture
+        def auxcheck_device_output():
+            return auxout.Good()
+    """))
+    project.makepyprojecttoml('[tool.auxcheck]\nignore = ["AUX104", "AUX5"]\n')
+    ids = ids_of(project.runpytest_inprocess(*FAST, "--co", "-q"))
+    assert "auxcheck::imports" not in ids
+    assert not [i for i in ids if "AUX104" in i]
+    assert "auxcheck::auxcheck_device_output::AUX105-no-copy-bypass" in ids
+
+
+@pytest.mark.parametrize(("body", "message"), [
+    pytest.param('[tool.auxcheck]\nignore = "AUX104"\n',
+                 "*pyproject.toml: ?tool.auxcheck? ignore must be a list of rule codes such as*got 'AUX104'",
+                 id="not-a-list"),
+    pytest.param('[tool.auxcheck]\nignore = ["AUX999"]\n', "*unknown rule code 'AUX999'*",
+                 id="unknown-code"),
+])
+def test_a_bad_pyproject_ignore_is_a_usage_error(project: pytest.Pytester, body: str,
+                                                 message: str) -> None:
+    """A malformed `[tool.auxcheck] ignore` stops the run with an error naming the problem."""
+    project.makepyprojecttoml(body)
+    result = project.runpytest_inprocess("--auxcheck")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([message])
+
+
 # ---------------------------------------------------------------- options
 
 
