@@ -1,0 +1,171 @@
+"""``auxcheck migrate``: rewrite imports of names SGLang moved, or check that none remain.
+
+Exit status: 0 when nothing is left to do; 1 when ``--check`` or ``--diff`` finds
+work, or some use needs a human (AUX502) or a file cannot be read or parsed;
+2 on usage errors (bad options, a malformed moves table, a missing path).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TextIO
+
+from auxcheck.errors import MovesTableError
+from auxcheck.migrate._moves import MoveTable, load_moves
+from auxcheck.migrate._runner import (
+    FileOutcome,
+    Mode,
+    RunSummary,
+    migrate_stdin,
+    progress_bar,
+    run,
+)
+from auxcheck.report import Finding, Report
+
+__all__ = ["DESCRIPTION", "main"]
+
+DESCRIPTION = (
+    "Rewrite imports of CommittedTokens, DeviceAuxiliaryOutput and HostAuxiliaryOutput "
+    "(moved to sglang.srt.managers.auxiliary_output in SGLang 0.5.20) and any moves "
+    "you add; `-` reads stdin and writes stdout."
+)
+
+
+def _jobs(value: str) -> int:
+    """Returns ``value`` as a positive job count; rejects anything else precisely."""
+    try:
+        jobs = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value!r}") from None
+    if jobs < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {jobs}")
+    return jobs
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="auxcheck migrate", description=DESCRIPTION)
+    parser.add_argument("paths", nargs="+", metavar="PATH",
+                        help="files or folders to migrate; `-` for stdin")
+    parser.add_argument("--check", action="store_true",
+                        help="write nothing; report remaining uses (AUX501/AUX502), exit 1 if any")
+    parser.add_argument("--diff", action="store_true",
+                        help="write nothing; print a unified diff of the changes")
+    parser.add_argument("--compat", action="store_true",
+                        help="write `try: new / except ImportError: old` to keep older SGLang")
+    parser.add_argument("--jobs", "-j", type=_jobs, default=None, metavar="N",
+                        help="worker processes (default: the CPU count)")
+    parser.add_argument("--moves", type=Path, default=None, metavar="FILE",
+                        help="a TOML file of extra [[move]] tables")
+    parser.add_argument("--exclude", action="append", default=[], metavar="GLOB",
+                        help="skip files and folders matching GLOB (repeatable)")
+    parser.add_argument("--format", choices=("text", "json", "github"), default="text",
+                        help="how findings are printed (default: text)")
+    return parser
+
+
+def _find_pyproject(paths: Sequence[str]) -> Path | None:
+    start = next((p for p in paths if p != "-"), ".")
+    folder = Path(os.path.abspath(start))
+    for candidate in [folder, *folder.parents]:
+        if (candidate / "pyproject.toml").is_file():
+            return candidate / "pyproject.toml"
+    return None
+
+
+def _github(finding: Finding) -> str:
+    path, line, col = (finding.location or "-:1:1").rsplit(":", 2)
+    return f"::error file={path},line={line},col={col}::{finding.code} {finding.message}"
+
+
+def _print_findings(summary: RunSummary, fmt: str, out: TextIO) -> None:
+    findings = summary.findings
+    if fmt == "json":
+        import json
+
+        report = Report("auxcheck migrate", findings).to_dict()
+        report["changed"] = [o.path for o in summary.changed]
+        report["errors"] = [{"path": o.path, "reason": o.reason} for o in summary.failed]
+        print(json.dumps(report, indent=2), file=out)
+        return
+    for finding in findings:
+        print(_github(finding) if fmt == "github" else finding.to_text(), file=out)
+    if fmt == "github":
+        for failure in summary.failed:
+            print(f"::error file={failure.path}::{failure.reason}", file=out)
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+def _summary_line(summary: RunSummary, mode: Mode) -> str:
+    verb = {"write": "rewritten", "check": "to migrate", "diff": "would be rewritten"}[mode]
+    human = sum(1 for f in summary.findings if f.code == "AUX502")
+    parts = [f"{_plural(len(summary.changed), 'file')} {verb}"]
+    if human:
+        parts.append(f"{_plural(human, 'use')} needing a human (AUX502)")
+    if summary.failed:
+        parts.append(f"{_plural(len(summary.failed), 'file')} not parsed")
+    return f"auxcheck migrate: {', '.join(parts)} ({_plural(summary.scanned, 'file')} scanned)"
+
+
+def _announcer(mode: Mode, out: TextIO) -> Callable[[FileOutcome], None]:
+    """Returns a callback printing each file's news as soon as it is done."""
+    def announce(outcome: FileOutcome) -> None:
+        if outcome.status == "failed":
+            print(f"{outcome.path}: error: {outcome.reason}; left unchanged", file=sys.stderr)
+        elif outcome.status == "changed" and mode == "write" and outcome.path != "-":
+            print(f"Rewriting {outcome.path}", file=sys.stderr, flush=True)
+        elif outcome.diff:
+            print(outcome.diff, end="", file=out)
+    return announce
+
+
+def _report(summary: RunSummary, mode: Mode, fmt: str, out: TextIO) -> int:
+    _print_findings(summary, fmt, out)
+    print(_summary_line(summary, mode), file=sys.stderr)
+    work_left = mode != "write" and bool(summary.changed)
+    return 1 if work_left or summary.findings or summary.failed else 0
+
+
+def _run_stdin(moves: MoveTable, mode: Mode, compat: bool, fmt: str) -> int:
+    outcome: FileOutcome = migrate_stdin(sys.stdin.buffer.read(), moves=moves, mode=mode,
+                                         compat=compat)
+    summary = RunSummary(1, [outcome])
+    _announcer(mode, sys.stdout)(outcome)
+    if mode == "write" and outcome.data is not None:
+        sys.stdout.buffer.write(outcome.data)
+        sys.stdout.flush()
+        return _report(summary, mode, fmt, sys.stderr)
+    return _report(summary, mode, fmt, sys.stdout)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Runs ``auxcheck migrate``; returns 0 (nothing left), 1 (work or errors) or 2 (usage)."""
+    parser = _parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else 2
+    mode: Mode = "check" if args.check else "diff" if args.diff else "write"
+    missing = [p for p in args.paths if p != "-" and not os.path.exists(p)]
+    if missing or ("-" in args.paths and len(args.paths) > 1):
+        problem = f"no such file or folder: {', '.join(missing)}" if missing else \
+            "`-` (stdin) cannot be combined with other paths"
+        print(f"auxcheck migrate: error: {problem}", file=sys.stderr)
+        return 2
+    try:
+        moves = load_moves(moves_file=args.moves, pyproject=_find_pyproject(args.paths))
+    except MovesTableError as exc:
+        print(f"auxcheck migrate: error: {exc}", file=sys.stderr)
+        return 2
+    if args.paths == ["-"]:
+        return _run_stdin(moves, mode, args.compat, args.format)
+    summary = run(args.paths, moves=moves, mode=mode, compat=args.compat, jobs=args.jobs,
+                  exclude=args.exclude, progress=progress_bar(),
+                  on_outcome=_announcer(mode, sys.stdout))
+    return _report(summary, mode, args.format, sys.stdout)

@@ -1,0 +1,398 @@
+"""The AUX501/AUX502 scanner: finds every remaining use of a moved name's old module.
+
+It reads bytes first and parses only files that contain an old module's name (the
+cheap prefilter), and it parses with :mod:`ast`, so ``auxcheck migrate --check`` and
+``pytest --auxcheck`` never import libcst. :func:`analyze` also records what the
+rewrite needs (module aliases, star imports, names already imported from the new
+modules), so the libcst transform makes a single pass.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from auxcheck.migrate._files import (
+    UndecodableFile,
+    iter_python_files,
+    module_name_of,
+    read_bytes,
+    read_source,
+)
+from auxcheck.migrate._moves import MoveTable, builtin_moves
+from auxcheck.report import Finding, Report
+
+__all__ = [
+    "Analysis",
+    "Use",
+    "analyze",
+    "is_candidate",
+    "is_defining_module",
+    "package_of",
+    "resolve_relative",
+    "rewrite_string",
+    "scan_paths",
+    "scan_source",
+]
+
+_IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError"})
+_TYPE_EXPRESSION = re.compile(r"[\w\s.,\[\]|]+")
+
+
+@dataclass(frozen=True, slots=True)
+class Use:
+    """One remaining use of an old module: its rule code, 1-based position and message."""
+
+    code: str
+    line: int
+    col: int
+    seen: str
+    expected: str
+
+    def finding(self, path: str) -> Finding:
+        """Returns this use as a Finding located at ``path:line:col``."""
+        return Finding.of(self.code, self.seen, self.expected, location=f"{path}:{self.line}:"
+                          f"{self.col}")
+
+
+@dataclass(slots=True)
+class Analysis:
+    """What one file does with old modules: the uses found and what a rewrite needs."""
+
+    uses: list[Use] = field(default_factory=list)
+    aliases: dict[str, str] = field(default_factory=dict)
+    """Names bound to an old module (``import old as m``, ``from pkg import old``) -> old."""
+    dotted: set[str] = field(default_factory=set)
+    """Old modules imported by their dotted name (``import old``)."""
+    alias_moved_uses: set[str] = field(default_factory=set)
+    alias_other_uses: set[str] = field(default_factory=set)
+    star_modules: set[str] = field(default_factory=set)
+    used_names: set[str] = field(default_factory=set)
+    new_bound: set[tuple[str, str]] = field(default_factory=set)
+    """(new module, name) pairs the file already imports."""
+    all_names: set[str] = field(default_factory=set)
+    deep: bool = False
+    """True when work lies beyond top-level import statements (attributes, strings, nesting)."""
+
+    @property
+    def fixable(self) -> bool:
+        """Returns True when some use is AUX501, so a rewrite has work to do."""
+        return any(use.code == "AUX501" for use in self.uses)
+
+
+def is_candidate(data: bytes, moves: MoveTable) -> bool:
+    """Returns True when ``data`` contains an old module's last name (cheap prefilter)."""
+    return any(needle in data for needle in moves.needles())
+
+
+def package_of(module: str | None, *, is_package: bool) -> str | None:
+    """Returns the package relative imports resolve against in ``module``."""
+    if module is None:
+        return None
+    return module if is_package else module.rpartition(".")[0] or None
+
+
+def resolve_relative(level: int, module: str | None, package: str | None) -> str | None:
+    """Returns the absolute module ``from <level dots><module>`` names, or None if unknown."""
+    if level == 0:
+        return module
+    if package is None:
+        return None
+    parts = package.split(".")
+    if level - 1 >= len(parts):
+        return None
+    base = parts[: len(parts) - (level - 1)]
+    return ".".join([*base, *([module] if module else [])])
+
+
+def is_defining_module(module: str | None, moves: MoveTable) -> bool:
+    """Returns True for a module that defines moved names (old or new); never rewritten."""
+    return module is not None and (module in moves.old_modules or module in moves.new_modules)
+
+
+@lru_cache(maxsize=16)
+def _string_pattern(moves: MoveTable) -> re.Pattern[str]:
+    alternatives = sorted(f"{re.escape(m.old)}[.:]{name}" for m in moves.moves for name in m.names)
+    return re.compile(r"(?<![\w.])(" + "|".join(alternatives) + r")\b")
+
+
+def rewrite_string(text: str, moves: MoveTable, aliases: dict[str, str] | None = None,
+                   new_aliases: dict[str, str] | None = None) -> str | None:
+    """Returns ``text`` with dotted targets of moved names pointed at their new module.
+
+    ``"old.X"`` and ``"old:X"`` (mock.patch and SGLang hook-registry targets) become
+    ``"new.X"`` / ``"new:X"`` anywhere; ``"m.X"`` for a module alias ``m`` is rewritten
+    only in strings that are whole type expressions (string annotations). Returns None
+    when nothing changes.
+    """
+    def swap(match: re.Match[str]) -> str:
+        old, sep, name = re.split(r"([.:])(?=\w+$)", match.group(1))
+        return f"{_moved(moves)[old][name]}{sep}{name}"
+
+    result = text
+    if any(old in text for old in moves.old_modules):
+        result = _string_pattern(moves).sub(swap, text)
+    if aliases and new_aliases is not None and _TYPE_EXPRESSION.fullmatch(result):
+        for alias, old in aliases.items():
+            for name, new in _moved(moves)[old].items():
+                pattern = rf"(?<![\w.]){re.escape(alias)}\.{name}\b"
+                result = re.sub(pattern, f"{new_aliases[new]}.{name}", result)
+    return None if result == text else result
+
+
+@lru_cache(maxsize=16)
+def _moved(moves: MoveTable) -> dict[str, dict[str, str]]:
+    return {old: moves.names_from(old) for old in moves.old_modules}
+
+
+def _dotted_name(node: ast.expr) -> str | None:
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+def _catches_import_error(handler: ast.ExceptHandler) -> bool:
+    kinds = handler.type
+    names = kinds.elts if isinstance(kinds, ast.Tuple) else [kinds]
+    return any(isinstance(n, ast.Name) and n.id in _IMPORT_ERRORS for n in names)
+
+
+class _Scanner(ast.NodeVisitor):
+    """Collects an Analysis over one module's ast."""
+
+    def __init__(self, moves: MoveTable, package: str | None) -> None:
+        self.moves = moves
+        self.package = package
+        self.result = Analysis()
+        self.depth = 0
+        self.strings: list[ast.Constant] = []
+        self.attributes: list[ast.Attribute] = []
+        self.names: list[ast.Name] = []
+
+    def _use(self, code: str, node: ast.AST, seen: str, expected: str) -> None:
+        line, col = getattr(node, "lineno", 1), getattr(node, "col_offset", 0) + 1
+        self.result.uses.append(Use(code, line, col, seen, expected))
+        if self.depth or not isinstance(node, ast.stmt):
+            self.result.deep = True
+
+    def _resolve(self, node: ast.ImportFrom) -> str | None:
+        return resolve_relative(node.level, node.module, self.package)
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        module = self._resolve(node)
+        if module is None:
+            return
+        for alias in node.names:
+            self._bind_from(node, module, alias)
+
+    def _bind_from(self, node: ast.ImportFrom, module: str, alias: ast.alias) -> None:
+        bound = alias.asname or alias.name
+        self.result.all_names.add(bound)
+        if module in self.moves.new_modules:
+            self.result.new_bound.add((module, alias.name))
+        if f"{module}.{alias.name}" in self.moves.new_modules:
+            self.result.new_bound.add((f"{module}.{alias.name}", ""))
+        if f"{module}.{alias.name}" in self.moves.old_modules:
+            self.result.aliases[bound] = f"{module}.{alias.name}"
+        if module not in self.moves.old_modules:
+            return
+        if alias.name == "*":
+            self.result.star_modules.add(module)
+            self._use("AUX502", node, f"star import from {module}",
+                      "import the moved names explicitly from their new module and drop "
+                      "the star import")
+            return
+        new = _moved(self.moves).get(module, {}).get(alias.name)
+        if new is not None:
+            self._use("AUX501", node, f"{alias.name} imported from {module}",
+                      f"import it from {new}, where it moved")
+
+    def visit_Import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            self.result.all_names.add((alias.asname or alias.name).partition(".")[0])
+            if alias.name in self.moves.old_modules:
+                if alias.asname:
+                    self.result.aliases[alias.asname] = alias.name
+                else:
+                    self.result.dotted.add(alias.name)
+
+    def visit_Try(self, node: ast.Try) -> None:
+        if self._is_compat_fallback(node):
+            # A new-then-old fallback written on purpose: leave it alone, but know
+            # what its first branch imports so nothing is added twice.
+            for stmt in node.body:
+                if isinstance(stmt, ast.ImportFrom) and (module := self._resolve(stmt)):
+                    for alias in stmt.names:
+                        self._bind_from(stmt, module, alias)
+            return
+        self._nested(node)
+
+    visit_TryStar = visit_Try
+
+    def _is_compat_fallback(self, node: ast.Try) -> bool:
+        if not any(_catches_import_error(h) for h in node.handlers):
+            return False
+        for stmt in node.body:
+            if isinstance(stmt, ast.ImportFrom):
+                module = self._resolve(stmt)
+                if module in self.moves.new_modules or any(
+                    f"{module}.{a.name}" in self.moves.new_modules for a in stmt.names
+                ):
+                    return True
+        return False
+
+    def _nested(self, node: ast.AST) -> None:
+        self.depth += 1
+        self.generic_visit(node)
+        self.depth -= 1
+
+    visit_FunctionDef = visit_AsyncFunctionDef = visit_ClassDef = _nested
+    visit_If = visit_For = visit_AsyncFor = visit_While = visit_With = _nested
+    visit_AsyncWith = visit_Match = _nested
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        self.attributes.append(node)
+        self.generic_visit(node)
+
+    def visit_Name(self, node: ast.Name) -> None:
+        self.names.append(node)
+
+    def visit_Constant(self, node: ast.Constant) -> None:
+        if isinstance(node.value, str):
+            self.strings.append(node)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        target = _dotted_name(node.func)
+        if target in ("importlib.import_module", "import_module", "__import__") and node.args:
+            arg = node.args[0]
+            if isinstance(arg, ast.Constant) and arg.value in self.moves.old_modules:
+                self._use("AUX502", node, f"dynamic import of {arg.value}",
+                          "import the moved names from their new module by hand")
+        self.generic_visit(node)
+
+
+def _attribute_uses(scanner: _Scanner) -> None:
+    result, moves = scanner.result, scanner.moves
+    moved_values: set[int] = set()
+    for node in scanner.attributes:
+        owner = _dotted_name(node.value)
+        old = result.aliases.get(owner) if owner else None
+        if old is None and owner in result.dotted:
+            old = owner
+        if old is None or owner is None:
+            continue
+        new = _moved(moves)[old].get(node.attr)
+        if new is None:
+            result.alias_other_uses.add(owner)
+            continue
+        moved_values.add(id(node.value))
+        result.alias_moved_uses.add(owner)
+        scanner._use("AUX501", node, f"{owner}.{node.attr} used from {old}",
+                     f"use {new}.{node.attr}, where it moved")
+    for name in scanner.names:
+        if name.id in result.aliases and id(name) not in moved_values:
+            result.alias_other_uses.add(name.id)
+
+
+def _string_uses(scanner: _Scanner) -> None:
+    aliases = scanner.result.aliases
+    fake_new = {m.new: m.new for m in scanner.moves.moves}
+    for node in scanner.strings:
+        assert isinstance(node.value, str)
+        if rewrite_string(node.value, scanner.moves, aliases, fake_new) is not None:
+            for alias in aliases:
+                if rewrite_string(node.value, scanner.moves, {alias: aliases[alias]},
+                                  fake_new) != rewrite_string(node.value, scanner.moves):
+                    scanner.result.alias_moved_uses.add(alias)
+            scanner._use("AUX501", node, f"string {node.value!r} names a moved symbol's old "
+                         "module", "point it at the new module")
+
+
+def _star_uses(scanner: _Scanner) -> None:
+    result = scanner.result
+    for name in scanner.names:
+        result.all_names.add(name.id)
+        if isinstance(name.ctx, ast.Load):
+            result.used_names.add(name.id)
+    for old in sorted(result.star_modules):
+        for moved, new in sorted(_moved(scanner.moves)[old].items()):
+            if moved in result.used_names and (new, moved) not in result.new_bound:
+                scanner._use("AUX501", _first_star(scanner, old), f"{moved} used through "
+                             f"`from {old} import *`", f"import it explicitly from {new}")
+
+
+def _first_star(scanner: _Scanner, old: str) -> ast.AST:
+    uses = [u for u in scanner.result.uses if u.code == "AUX502" and old in u.seen]
+    line = uses[0].line if uses else 1
+    node = ast.Pass(lineno=line, col_offset=(uses[0].col - 1) if uses else 0)
+    return node
+
+
+def analyze(tree: ast.Module, moves: MoveTable, *, package: str | None = None) -> Analysis:
+    """Returns what ``tree`` does with old modules: AUX501/AUX502 uses and rewrite needs."""
+    scanner = _Scanner(moves, package)
+    scanner.visit(tree)
+    _attribute_uses(scanner)
+    _string_uses(scanner)
+    _star_uses(scanner)
+    scanner.result.uses.sort(key=lambda u: (u.line, u.col, u.code))
+    return scanner.result
+
+
+def scan_source(text: str, *, moves: MoveTable | None = None, module: str | None = None,
+                is_package: bool = False, path: str = "<string>") -> list[Finding]:
+    """Returns the AUX501/AUX502 findings of one source text; raises SyntaxError."""
+    table = moves or builtin_moves()
+    if is_defining_module(module, table):
+        return []
+    tree = ast.parse(text, filename=path)
+    analysis = analyze(tree, table, package=package_of(module, is_package=is_package))
+    return [use.finding(path) for use in analysis.uses]
+
+
+def _scan_file(path: str, table: MoveTable, report: Report) -> None:
+    try:
+        if not is_candidate(read_bytes(path), table):
+            return
+        source = read_source(path)
+    except (OSError, UndecodableFile) as exc:
+        reason = exc.reason if isinstance(exc, UndecodableFile) else f"cannot read: {exc}"
+        report.add(Finding.of("AUX502", f"{path}: {reason}", "a readable, decodable Python "
+                              "file", location=f"{path}:1:1"))
+        return
+    module = module_name_of(path, anchors=_anchors(table))
+    try:
+        report.extend(scan_source(source.text, moves=table, module=module, path=path,
+                                  is_package=path.endswith("__init__.py")))
+    except SyntaxError as exc:
+        report.add(Finding.of("AUX502", f"{path} does not parse: {exc.msg}",
+                              "valid Python", location=f"{path}:{exc.lineno or 1}:1"))
+
+
+def _anchors(table: MoveTable) -> set[str]:
+    return {m.old.partition(".")[0] for m in table.moves} | {
+        m.new.partition(".")[0] for m in table.moves}
+
+
+def scan_paths(paths: Sequence[str] | Iterable[str], *, moves: MoveTable | None = None,
+               exclude: Sequence[str] = ()) -> Report:
+    """Returns a Report of every remaining old-module use under ``paths``.
+
+    Each finding is AUX501 (``auxcheck migrate`` can fix it) or AUX502 (needs a
+    human: star or dynamic imports, files that do not parse), located at
+    ``path:line:col``. Files without an old module's name are never parsed; libcst
+    is never imported. ``pytest --auxcheck`` calls this.
+    """
+    table = moves or builtin_moves()
+    report = Report("auxcheck migrate --check")
+    for path in iter_python_files(paths, exclude=exclude):
+        _scan_file(path, table, report)
+    return report

@@ -1,0 +1,204 @@
+"""Tests for `auxcheck migrate`: main(argv) in-process, one real subprocess, a real tree."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from auxcheck.migrate.cli import DESCRIPTION, main
+
+OLD = "sglang.srt.sampling.sampling_observer"
+NEW = "sglang.srt.managers.auxiliary_output"
+FIXABLE = f"from {OLD} import CommittedTokens\n"
+HUMAN = f"from {OLD} import *\n"
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Returns a plugin project folder (the working directory) with one fixable file."""
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "plugin"\n')
+    (tmp_path / "plugin").mkdir()
+    (tmp_path / "plugin" / "obs.py").write_text(FIXABLE)
+    (tmp_path / "plugin" / "clean.py").write_text("import os\n")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def test_rewrite_prints_each_file_and_a_summary_and_exits_0(
+        project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A plain run rewrites, says `Rewriting path` and a summary, and exits 0."""
+    assert main(["plugin"]) == 0
+    err = capsys.readouterr().err
+    assert err == ("Rewriting plugin/obs.py\n"
+                   "auxcheck migrate: 1 file rewritten (2 files scanned)\n")
+    assert (project / "plugin" / "obs.py").read_text() == f"from {NEW} import CommittedTokens\n"
+
+
+def test_check_reports_aux501_with_location_and_exits_1(
+        project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--check writes nothing, prints one AUX501 line per use, and exits 1."""
+    assert main(["--check", "plugin"]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith("plugin/obs.py:1:1: AUX501 CommittedTokens imported from "
+                          f"{OLD}; import it from {NEW}, where it moved; fix: run")
+    assert (project / "plugin" / "obs.py").read_text() == FIXABLE
+
+
+def test_check_exits_0_when_nothing_is_left(project: Path) -> None:
+    """--check on a migrated tree exits 0."""
+    main(["plugin"])
+    assert main(["--check", "plugin"]) == 0
+
+
+def test_diff_prints_a_unified_diff_without_writing(
+        project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--diff shows the change, leaves the file alone, and exits 1."""
+    assert main(["--diff", "plugin"]) == 1
+    assert capsys.readouterr().out == (
+        "--- plugin/obs.py\n+++ plugin/obs.py\n@@ -1 +1 @@\n"
+        f"-from {OLD} import CommittedTokens\n+from {NEW} import CommittedTokens\n")
+    assert (project / "plugin" / "obs.py").read_text() == FIXABLE
+
+
+def test_star_import_needs_a_human_and_exits_1(
+        project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A star import is reported as AUX502 after the rewrite, and the run exits 1."""
+    (project / "plugin" / "star.py").write_text(HUMAN)
+    assert main(["plugin"]) == 1
+    captured = capsys.readouterr()
+    assert captured.out.startswith("plugin/star.py:1:1: AUX502 star import from")
+    assert "1 use needing a human (AUX502)" in captured.err
+
+
+@pytest.mark.parametrize(("fmt", "expected"), [
+    ("github", (f"::error file=plugin/obs.py,line=1,col=1::AUX501 CommittedTokens imported from "
+               f"{OLD}; import it from {NEW}, where it moved\n")),
+], ids=["github"])
+def test_github_format_prints_workflow_commands(project: Path, fmt: str, expected: str,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """--format github prints one ::error command per finding."""
+    assert main(["--check", "--format", fmt, "plugin"]) == 1
+    assert capsys.readouterr().out == expected
+
+
+def test_json_format_lists_findings_changes_and_errors(
+        project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--format json prints one document with findings, changed files and errors."""
+    (project / "plugin" / "bad.py").write_text(f"import {OLD} as (\n")
+    assert main(["--check", "--format", "json", "plugin"]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    assert [f["location"] for f in doc["findings"]] == ["plugin/obs.py:1:1"]
+    assert doc["changed"] == ["plugin/obs.py"]
+    assert doc["errors"] == [{"path": "plugin/bad.py",
+                              "reason": "does not parse: invalid syntax (line 1)"}]
+
+
+def test_stdin_is_read_and_the_result_written_to_stdout(
+        monkeypatch: pytest.MonkeyPatch, capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+    """`-` migrates stdin to stdout, bytes for bytes (CRLF kept)."""
+    data = FIXABLE.replace("\n", "\r\n").encode()
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
+    assert main(["-"]) == 0
+    assert capsysbinary.readouterr().out == data.replace(OLD.encode(), NEW.encode())
+
+
+def test_stdin_check_reports_without_echoing_the_source(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """`--check -` reports findings located in `-` and exits 1."""
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(FIXABLE.encode())))
+    assert main(["--check", "-"]) == 1
+    assert capsys.readouterr().out.startswith("-:1:1: AUX501 ")
+
+
+USAGE = {
+    "no path": ([], "the following arguments are required: PATH"),
+    "bad jobs": (["--jobs", "0", "."], "argument --jobs/-j: expected a positive integer, got 0"),
+    "bad format": (["--format", "xml", "."], "argument --format: invalid choice: 'xml'"),
+    "missing path": (["nope/"], "auxcheck migrate: error: no such file or folder: nope/"),
+    "stdin mixed with paths": (["-", "."], "`-` (stdin) cannot be combined with other paths"),
+}
+
+
+@pytest.mark.parametrize(("argv", "message"), USAGE.values(), ids=USAGE.keys())
+def test_usage_errors_exit_2_with_a_precise_message(
+        project: Path, argv: list[str], message: str,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Bad options and paths exit 2 and say what was wrong."""
+    assert main(argv) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_malformed_moves_file_exits_2_naming_file_and_entry(
+        project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A malformed --moves table is a usage error naming the file, the entry and the problem."""
+    (project / "moves.toml").write_text('[[move]]\nold = "a.b"\nnew = "a.c"\nnames = "X"\n')
+    assert main(["--moves", "moves.toml", "plugin"]) == 2
+    assert capsys.readouterr().err == (
+        "auxcheck migrate: error: moves.toml: moves entry #1 (old = 'a.b'): 'names' must be a "
+        "non-empty list of identifiers, got 'X'\n")
+
+
+def test_moves_from_pyproject_are_applied(project: Path) -> None:
+    """A user move in [tool.auxcheck.migrate] is migrated like the built-in one."""
+    (project / "pyproject.toml").write_text(
+        '[tool.auxcheck.migrate]\nmove = [{old = "mylib.legacy", new = "mylib.core", '
+        'names = ["Thing"]}]\n')
+    (project / "plugin" / "user.py").write_text("from mylib.legacy import Thing, Other\n")
+    assert main(["plugin"]) == 0
+    assert (project / "plugin" / "user.py").read_text() == (
+        "from mylib.core import Thing\nfrom mylib.legacy import Other\n")
+
+
+def test_parallel_jobs_give_the_same_result_as_one(tmp_path: Path) -> None:
+    """--jobs 2 over many files rewrites exactly what --jobs 1 does."""
+    for jobs in ("1", "2"):
+        root = tmp_path / jobs
+        root.mkdir()
+        for i in range(40):
+            (root / f"m{i}.py").write_text(FIXABLE if i % 2 else "import os\n")
+        assert main(["--jobs", jobs, str(root)]) == 0
+    assert [p.read_text() for p in sorted((tmp_path / "1").iterdir())] == [
+        p.read_text() for p in sorted((tmp_path / "2").iterdir())]
+
+
+def test_description_names_the_moved_names() -> None:
+    """The subcommand's DESCRIPTION says what it migrates."""
+    assert "CommittedTokens" in DESCRIPTION and NEW in DESCRIPTION
+
+
+def test_installed_command_runs_without_importing_libcst_when_clean(project: Path) -> None:
+    """The real `auxcheck` command exits 0 on a clean tree, prints no progress when piped,
+    and never imports libcst or torch when no file can need work."""
+    exe = shutil.which("auxcheck", path=os.path.dirname(sys.executable))
+    assert exe is not None, "the auxcheck console script is not installed"
+    (project / "plugin" / "obs.py").write_text(f"from {NEW} import CommittedTokens\n")
+    proc = subprocess.run([exe, "migrate", "--check", "plugin"], capture_output=True, check=False,
+                          text=True, cwd=project)
+    assert (proc.returncode, proc.stdout) == (0, "")
+    assert proc.stderr == "auxcheck migrate: 0 files to migrate (2 files scanned)\n"
+    probe = ("import sys; from auxcheck.migrate.cli import main; main(['--check', 'plugin']); "
+             "print(sorted(m for m in ('libcst', 'torch') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, check=False, text=True,
+                         cwd=project).stdout
+    assert out == "[]\n"
+
+
+def test_a_sample_of_a_real_tree_is_left_byte_identical(tmp_path: Path) -> None:
+    """300 real files (torch's own sources, copied) come back unchanged, with no error."""
+    torch_spec = __import__("importlib.util").util.find_spec("torch")
+    if torch_spec is None or torch_spec.origin is None:
+        pytest.skip("torch is not installed, so there is no real tree to copy")
+    source = Path(torch_spec.origin).parent
+    files = sorted(source.rglob("*.py"))[::7][:300]
+    for i, path in enumerate(files):
+        shutil.copyfile(path, tmp_path / f"f{i}_{path.name}")
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    assert main(["--jobs", "1", str(tmp_path)]) == 0
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
