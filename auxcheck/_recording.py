@@ -23,6 +23,7 @@ __all__ = [
     "Appended",
     "ConsumeRecord",
     "CopyRecord",
+    "LeafRaised",
     "Operand",
     "RecordingDeviceOutput",
     "RecordingHostOutput",
@@ -32,6 +33,21 @@ __all__ = [
 ]
 
 _clock = itertools.count()
+
+
+class LeafRaised(Exception):
+    """A user's wrapped output raised on its own: the fault is the leaf's, not the composite's.
+
+    ``code`` is AUX103 (its ``copy_to_host`` raised) or AUX202 (its ``consume`` raised);
+    ``leaf`` is the user's object and ``error`` what it raised.
+    """
+
+    def __init__(self, code: str, method: str, leaf: Any, error: Exception) -> None:
+        self.code = code
+        self.method = method
+        self.leaf = leaf
+        self.error = error
+        super().__init__(f"{type(leaf).__name__}.{method} raised {type(error).__name__}: {error}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,7 +105,11 @@ class RecordingDeviceOutput:
         if self.inner is None:
             host = RecordingHostOutput(self, tuple(record(t) for t in self.tensors))
         else:
-            host = RecordingHostOutput(self, (), inner=self.inner.copy_to_host(record))
+            try:
+                inner_host = self.inner.copy_to_host(record)
+            except Exception as exc:
+                raise LeafRaised("AUX103", "copy_to_host", self.inner, exc) from exc
+            host = RecordingHostOutput(self, (), inner=inner_host)
         self.copies.append(CopyRecord(tick, tuple(passed), host))
         return host
 
@@ -129,7 +149,10 @@ class RecordingHostOutput:
         """Records the batch and commits objects received, then forwards them to ``inner``."""
         self.consumed.append(ConsumeRecord(next(_clock), batch, commits))
         if self.inner is not None:
-            self.inner.consume(batch, commits)
+            try:
+                self.inner.consume(batch, commits)
+            except Exception as exc:
+                raise LeafRaised("AUX202", "consume", self.inner, exc) from exc
 
     def __repr__(self) -> str:
         label = None if self.source is None else self.source.label

@@ -22,6 +22,7 @@ from auxcheck import protocols
 from auxcheck._byteranges import byte_range, ranges_overlap
 from auxcheck._recording import (
     Appended,
+    LeafRaised,
     Operand,
     RecordingDeviceOutput,
     RecordingHostOutput,
@@ -151,6 +152,12 @@ def _call(code: str, what: str, function: Callable[..., Any], *args: Any) -> Any
     """Returns ``function(*args)``; raises _Raised with a finding for ``code`` if it raised."""
     try:
         return function(*args)
+    except LeafRaised as exc:  # the user's own output broke the contract, not the composite
+        detail = "".join(traceback.format_exception_only(type(exc.error), exc.error)).strip()
+        raise _Raised(Finding.of(
+            exc.code, f"{what}: your output's {exc.method} raised {type(exc.error).__name__}",
+            f"expected {type(exc.leaf).__name__}.{exc.method} to honour the contract on its "
+            "own (see its own items)", exc.leaf, detail=detail)) from exc
     except Exception as exc:
         detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
         raise _Raised(Finding.of(code, f"{what} raised {type(exc).__name__}",

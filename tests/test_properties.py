@@ -288,6 +288,38 @@ def test_user_leaves_pass_through_the_properties() -> None:
     assert run_properties(REFERENCE, leaves=st.builds(Output), max_examples=15).ok
 
 
+class _RaisingCopy:
+    def copy_to_host(self, copy_tensor: Any) -> Any:
+        raise TypeError("copy_to_host() missing 1 required positional argument")
+
+
+class _RaisingConsume:
+    def copy_to_host(self, copy_tensor: Any) -> Any:
+        return self
+
+    def consume(self, batch: Any, commits: Any) -> None:
+        raise AttributeError("'NoneType' object has no attribute 'token_ids'")
+
+
+@pytest.mark.parametrize(("leaf", "prop", "expected"), [
+    pytest.param(_RaisingCopy, "check_copy_once", "AUX103", id="copy-to-host-raises"),
+    pytest.param(_RaisingCopy, "check_frozen", "AUX103", id="copy-raises-under-frozen"),
+    pytest.param(_RaisingConsume, "check_broadcast", "AUX202", id="consume-raises"),
+])
+def test_a_user_leaf_that_raises_is_blamed_not_the_composite(
+    leaf: type, prop: str, expected: str
+) -> None:
+    """A mixed-in output that raises on its own gets its own code, never a composite rule's."""
+    from hypothesis import strategies as st
+
+    tests = {t.name: t for t in props.property_tests(REFERENCE, leaves=st.builds(leaf),
+                                                     max_examples=20)}
+    with pytest.raises(ContractViolation) as info:
+        tests[prop].test()
+    assert info.value.report.codes == [expected]
+    assert f"{leaf.__name__}." in info.value.report.findings[0].message
+
+
 def test_the_properties_pass_on_sglang_when_it_is_importable() -> None:
     """Users point the properties at SGLang; they must pass on the real implementation."""
     pytest.importorskip(props.SGLANG_MODULE, reason="SGLang is not installed in this environment")
