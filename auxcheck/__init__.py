@@ -1,37 +1,58 @@
 """auxcheck: prove SGLang plugins honour the auxiliary-output contract.
 
-Importing this package loads neither torch, libcst nor hypothesis: each heavy
-dependency is imported by the capability that needs it.
+Importing this package loads neither torch, libcst nor hypothesis, and the names
+below are imported on first use (PEP 562), so ``auxcheck migrate`` and the pytest
+plugin pay only for what they touch.
 """
 
+import importlib as _importlib
+import typing as _typing
+
 from auxcheck._version import __version__
-from auxcheck.errors import (
-    AuxcheckError,
-    ContractViolation,
-    CudaGraphAliasError,
-    InvalidArgument,
-    MovesTableError,
-    SchedulerError,
-)
-from auxcheck.protocols import (
-    CommittedTokens,
-    CompositeDeviceAuxiliaryOutput,
-    CompositeHostAuxiliaryOutput,
-    DeviceAuxiliaryOutput,
-    HostAuxiliaryOutput,
-    PipelineParallelAuxiliaryOutput,
-    PipelineParallelSamplingObserver,
-    SamplingObserver,
-    append_auxiliary_output,
-)
-from auxcheck.report import Finding, Report
-from auxcheck.rules import RULES, Rule
-from auxcheck.validate import (
-    check_commits,
-    check_device_output,
-    check_host_output,
-    check_sampling_observer,
-)
+
+if _typing.TYPE_CHECKING:
+    from auxcheck.errors import (
+        AuxcheckError,
+        ContractViolation,
+        CudaGraphAliasError,
+        InvalidArgument,
+        MovesTableError,
+        SchedulerError,
+    )
+    from auxcheck.protocols import (
+        CommittedTokens,
+        CompositeDeviceAuxiliaryOutput,
+        CompositeHostAuxiliaryOutput,
+        DeviceAuxiliaryOutput,
+        HostAuxiliaryOutput,
+        PipelineParallelAuxiliaryOutput,
+        PipelineParallelSamplingObserver,
+        SamplingObserver,
+        append_auxiliary_output,
+    )
+    from auxcheck.report import Finding, Report
+    from auxcheck.rules import RULES, Rule
+    from auxcheck.validate import (
+        check_commits,
+        check_device_output,
+        check_host_output,
+        check_sampling_observer,
+    )
+
+_HOMES: dict[str, tuple[str, ...]] = {
+    "auxcheck.errors": ("AuxcheckError", "ContractViolation", "CudaGraphAliasError",
+                        "InvalidArgument", "MovesTableError", "SchedulerError"),
+    "auxcheck.protocols": ("CommittedTokens", "CompositeDeviceAuxiliaryOutput",
+                           "CompositeHostAuxiliaryOutput", "DeviceAuxiliaryOutput",
+                           "HostAuxiliaryOutput", "PipelineParallelAuxiliaryOutput",
+                           "PipelineParallelSamplingObserver", "SamplingObserver",
+                           "append_auxiliary_output"),
+    "auxcheck.report": ("Finding", "Report"),
+    "auxcheck.rules": ("RULES", "Rule"),
+    "auxcheck.validate": ("check_commits", "check_device_output", "check_host_output",
+                          "check_sampling_observer"),
+}
+_HOME_OF = {name: module for module, names in _HOMES.items() for name in names}
 
 __all__ = [
     "RULES",
@@ -59,3 +80,18 @@ __all__ = [
     "check_host_output",
     "check_sampling_observer",
 ]
+
+
+def __getattr__(name: str) -> _typing.Any:
+    """Returns the public name ``name``, importing the module that defines it on first use."""
+    module = _HOME_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module 'auxcheck' has no attribute {name!r}")
+    value = getattr(_importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    """Returns the public names, loaded or not, for ``dir(auxcheck)`` and completion."""
+    return sorted(set(globals()) | set(__all__))

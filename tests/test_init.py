@@ -7,6 +7,8 @@ import subprocess
 import sys
 import types
 
+import pytest
+
 import auxcheck
 
 
@@ -18,13 +20,28 @@ def _isort_key(name: str) -> tuple[int, str]:
 
 
 def test_all_lists_exactly_the_public_names_in_sorted_order() -> None:
-    """__all__ holds every public (non-module) name the package defines, isort-sorted."""
+    """__all__ holds every public (non-module) name the package offers, isort-sorted."""
     public = {
-        name for name, value in vars(auxcheck).items()
-        if not name.startswith("_") and not isinstance(value, types.ModuleType)
+        name for name in dir(auxcheck)
+        if not name.startswith("_") and not isinstance(getattr(auxcheck, name), types.ModuleType)
     } | {"__version__"}
     assert set(auxcheck.__all__) == public
     assert auxcheck.__all__ == sorted(auxcheck.__all__, key=_isort_key)
+
+
+def test_every_public_name_resolves_to_the_object_its_module_defines() -> None:
+    """Lazily exported names are the very objects of their defining modules."""
+    import importlib
+
+    for module, names in auxcheck._HOMES.items():
+        for name in names:
+            assert getattr(auxcheck, name) is getattr(importlib.import_module(module), name)
+
+
+def test_an_unknown_attribute_is_an_attribute_error_naming_it() -> None:
+    """A misspelt name fails the usual way, so hasattr() and typos behave."""
+    with pytest.raises(AttributeError, match="module 'auxcheck' has no attribute 'check_devise'"):
+        auxcheck.check_devise  # noqa: B018
 
 
 def test_light_imports_load_neither_torch_libcst_nor_hypothesis() -> None:

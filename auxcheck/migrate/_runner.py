@@ -23,7 +23,6 @@ from auxcheck.migrate._files import (
     read_source,
 )
 from auxcheck.migrate._moves import MoveTable
-from auxcheck.migrate.scan import is_candidate, scan_source
 from auxcheck.report import Finding
 
 __all__ = ["FileOutcome", "Mode", "RunSummary", "migrate_file", "process_source", "run"]
@@ -86,6 +85,8 @@ def process_source(source: SourceFile, *, moves: MoveTable, mode: Mode, compat: 
     """Returns the outcome of migrating (or, in check mode, scanning) one decoded file."""
     path, is_package = source.path, source.path.endswith("__init__.py")
     if mode == "check":
+        from auxcheck.migrate.scan import scan_source  # ast: only for candidate files
+
         try:
             found = scan_source(source.text, moves=moves, module=module, path=path,
                                 is_package=is_package)
@@ -122,6 +123,8 @@ def migrate_file(path: str, *, moves: MoveTable, mode: Mode,
         source = read_source(path)
     except UndecodableFile as exc:
         return FileOutcome(path, "failed", reason=exc.reason)
+    from auxcheck.migrate.scan import is_candidate
+
     if not is_candidate(source.data, moves):
         return FileOutcome(path, "unchanged")
     module = module_name_of(path, anchors=_anchors(moves))

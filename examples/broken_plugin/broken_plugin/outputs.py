@@ -1,7 +1,7 @@
 """Device and host outputs that each break the auxiliary-output contract in one way.
 
 Every class is its own zero-argument factory; ``PLANTED_BUGS`` maps each to the
-rule code auxcheck must report for it (``examples/demo.sh`` checks exactly that).
+rule code auxcheck must report for it (``examples/demo_check.sh`` checks exactly that).
 """
 
 from __future__ import annotations
