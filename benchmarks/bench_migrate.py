@@ -81,8 +81,8 @@ def auxcheck_cli(*args: str) -> subprocess.CompletedProcess[str]:
 
 def bench_prefilter(clean: Path) -> tuple[float, float]:
     """Returns (auxcheck --check, grep -rl) seconds on a tree with no work."""
-    ours = best_of(3, lambda: auxcheck_cli("--check", str(clean)))
-    grep = best_of(3, lambda: subprocess.run(["grep", "-rl", "--include=*.py",
+    ours = best_of(10, lambda: auxcheck_cli("--check", str(clean)))
+    grep = best_of(10, lambda: subprocess.run(["grep", "-rl", "--include=*.py",
                                               "sampling_observer", str(clean)],
                                              capture_output=True, check=False))
     return ours, grep
