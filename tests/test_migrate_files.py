@@ -196,3 +196,24 @@ def test_reading_a_missing_file_raises_a_clear_error(tmp_path: Path) -> None:
     """An unreadable path raises UndecodableFile naming the path and the reason."""
     with pytest.raises(_files.UndecodableFile, match="missing.py: cannot read: No such file"):
         read_source(str(tmp_path / "missing.py"))
+
+
+def test_a_named_symlink_is_written_through_and_stays_a_link(tmp_path: Path) -> None:
+    """Naming a linked file rewrites its target; the link is not replaced by a copy."""
+    target = tmp_path / "target.py"
+    target.write_bytes(b"from " + OLD + b" import CommittedTokens\n")
+    link = tmp_path / "link.py"
+    link.symlink_to(target)
+    assert migrate_file(str(link), moves=MOVES, mode="write").status == "changed"
+    assert link.is_symlink()
+    assert target.read_bytes() == b"from " + NEW + b" import CommittedTokens\n"
+
+
+def test_a_read_only_file_is_reported_and_left_alone(tmp_path: Path) -> None:
+    """A file without write permission is not replaced behind its mode bits."""
+    path = tmp_path / "frozen.py"
+    path.write_bytes(b"from " + OLD + b" import CommittedTokens\n")
+    path.chmod(0o444)
+    outcome = migrate_file(str(path), moves=MOVES, mode="write")
+    assert (outcome.status, outcome.reason) == ("failed", "cannot write: file is read-only")
+    assert path.read_bytes() == b"from " + OLD + b" import CommittedTokens\n"

@@ -262,6 +262,165 @@ CHANGES = {
         from zzz import z  # keep me
         """,
     ),
+    "import sharing a line with another statement": (
+        f"""\
+        import os; from {OLD} import CommittedTokens, SamplingObserver  # c
+        x = CommittedTokens, SamplingObserver, os
+        """,
+        f"""\
+        import os
+        from {NEW} import CommittedTokens
+        from {OLD} import SamplingObserver  # c
+        x = CommittedTokens, SamplingObserver, os
+        """,
+    ),
+    "module alias imported on a shared line, its new import defined": (
+        f"""\
+        import {OLD} as so; import os
+        x = so.CommittedTokens, os
+        """,
+        """\
+        import os
+        from sglang.srt.managers import auxiliary_output
+        x = auxiliary_output.CommittedTokens, os
+        """,
+    ),
+    "import in a one-line suite": (
+        f"""\
+        if True: import {OLD} as so  # type: ignore
+        x = so.CommittedTokens
+        """,
+        """\
+        if True:
+            from sglang.srt.managers import auxiliary_output  # type: ignore
+        x = auxiliary_output.CommittedTokens
+        """,
+    ),
+    "new module alias avoids a parameter and a def of that name": (
+        f"""\
+        import {OLD} as so
+
+
+        def f(auxiliary_output=None):
+            return so.CommittedTokens
+
+
+        def auxiliary_output_(): ...
+        """,
+        """\
+        from sglang.srt.managers import auxiliary_output as auxiliary_output__
+
+
+        def f(auxiliary_output=None):
+            return auxiliary_output__.CommittedTokens
+
+
+        def auxiliary_output_(): ...
+        """,
+    ),
+    "merged into a commented parenthesised import, indentation and comments kept": (
+        f"""\
+        from {NEW} import (  # ours
+            CommittedTokens,  # first
+            HostAuxiliaryOutput,  # last
+        )
+        from {OLD} import DeviceAuxiliaryOutput, HostAuxiliaryOutput as H
+        """,
+        f"""\
+        from {NEW} import (  # ours
+            CommittedTokens,  # first
+            DeviceAuxiliaryOutput,
+            HostAuxiliaryOutput,  # last
+            HostAuxiliaryOutput as H,
+        )
+        """,
+    ),
+    "new module alias not reused when the name is also bound to something else": (
+        f"""\
+        from sglang.srt.managers import auxiliary_output as ao
+        import {OLD} as so
+
+        auxiliary_output = 5
+        x = so.CommittedTokens, ao, auxiliary_output
+        """,
+        """\
+        from sglang.srt.managers import (
+            auxiliary_output as ao,
+            auxiliary_output as auxiliary_output_,
+        )
+
+        auxiliary_output = 5
+        x = auxiliary_output_.CommittedTokens, ao, auxiliary_output
+        """,
+    ),
+    "not merged into an import of the new module that runs later": (
+        f"""\
+        from {OLD} import CommittedTokens, HostAuxiliaryOutput
+        x = CommittedTokens
+        from {NEW} import HostAuxiliaryOutput
+        """,
+        f"""\
+        from {NEW} import CommittedTokens, HostAuxiliaryOutput
+        x = CommittedTokens
+        from {NEW} import HostAuxiliaryOutput
+        """,
+    ),
+    "a moved name's own comment goes with it": (
+        f"""\
+        from {OLD} import (
+            SamplingObserver,  # stays
+            CommittedTokens as CT,  # noqa: F401
+            HostAuxiliaryOutput,  # second
+        )
+        """,
+        f"""\
+        from {NEW} import (  # noqa: F401  # second
+            CommittedTokens as CT,
+            HostAuxiliaryOutput,
+        )
+        from {OLD} import (
+            SamplingObserver,  # stays
+        )
+        """,
+    ),
+    "old module replaced by the new one imported just after it, not duplicated": (
+        """\
+        from sglang.srt.sampling import sampling_observer
+        from sglang.srt.managers import auxiliary_output
+        x = sampling_observer.CommittedTokens, auxiliary_output.HostAuxiliaryOutput
+        """,
+        """\
+        from sglang.srt.managers import auxiliary_output
+        x = auxiliary_output.CommittedTokens, auxiliary_output.HostAuxiliaryOutput
+        """,
+    ),
+    "statement moving whole keeps the comments inside its parentheses": (
+        f"""\
+        from {OLD} import (  # head
+            CommittedTokens,  # one
+            HostAuxiliaryOutput as H,  # two
+        )
+        """,
+        f"""\
+        from {NEW} import (  # head
+            CommittedTokens,  # one
+            HostAuxiliaryOutput as H,  # two
+        )
+        """,
+    ),
+    "star import gains the moved names __all__ exports": (
+        f"""\
+        from {OLD} import *
+
+        __all__ = ["DeviceAuxiliaryOutput", "SamplingObserver"]
+        """,
+        f"""\
+        from {NEW} import DeviceAuxiliaryOutput
+        from {OLD} import *
+
+        __all__ = ["DeviceAuxiliaryOutput", "SamplingObserver"]
+        """,
+    ),
 }
 
 UNCHANGED = {
@@ -278,6 +437,14 @@ UNCHANGED = {
     "a string naming only the module": f'importlib.import_module("{OLD}")\n',
     "a prose mention of the bare name": '"""CommittedTokens moved; see sampling_observer."""\n',
     "an unrelated module alias attribute": "import os as so\nx = so.CommittedTokens\n",
+    "a module alias a function rebinds (AUX502, for a human)": f"""\
+        import {OLD} as so
+
+
+        def g(so):
+            return so.CommittedTokens
+        """,
+    "an import of a staying name sharing a line": f"import os; from {OLD} import SamplingObserver\n",
 }
 
 
@@ -460,3 +627,10 @@ def _ruff_clean(folder: Path, files: dict[str, str]) -> set[str]:
                           "--output-format", "concise", "."], cwd=folder,
                          capture_output=True, check=False, text=True).stdout
     return {key for name, key in names.items() if f"{name}:" not in out}
+
+
+def test_a_module_alias_rebound_in_a_function_is_reported_for_a_human() -> None:
+    """``def g(so): so.X`` is not the module: the alias is left alone and reported AUX502."""
+    source = f"import {OLD} as so\n\n\ndef g(so):\n    return so.CommittedTokens\n"
+    assert [(f.code, f.location) for f in scan_source(source, moves=MOVES)] == [
+        ("AUX502", "<string>:1:1")]

@@ -98,10 +98,19 @@ def read_source(path: str) -> SourceFile:
 
 
 def atomic_write(path: str, data: bytes) -> None:
-    """Replaces the file at ``path`` by ``data`` atomically, keeping its mode bits."""
+    """Replaces the file at ``path`` by ``data`` atomically, keeping its mode bits.
+
+    A symlink named explicitly is written through (its target is replaced, the link
+    stays a link); a read-only file is refused with PermissionError, as an ordinary
+    write would be, rather than replaced behind its mode bits.
+    """
+    import errno
     import tempfile
 
+    path = os.path.realpath(path)
     mode = stat.S_IMODE(os.stat(path).st_mode)
+    if not mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH) or not os.access(path, os.W_OK):
+        raise PermissionError(errno.EACCES, "file is read-only", path)
     folder = os.path.dirname(os.path.abspath(path))
     handle = tempfile.NamedTemporaryFile(  # noqa: SIM115 - closed by the `with` below
         dir=folder, prefix=".auxcheck-", suffix=".tmp", delete=False

@@ -109,7 +109,8 @@ def _summary_line(summary: RunSummary, mode: Mode) -> str:
     if human:
         parts.append(f"{_plural(human, 'use')} needing a human (AUX502)")
     if summary.failed:
-        parts.append(f"{_plural(len(summary.failed), 'file')} not parsed")
+        parts.append(f"{_plural(len(summary.failed), 'file')} failed (not read, parsed or "
+                     "written)")
     return f"auxcheck migrate: {', '.join(parts)} ({_plural(summary.scanned, 'file')} scanned)"
 
 

@@ -74,6 +74,8 @@ class Analysis:
     new_bound: set[tuple[str, str]] = field(default_factory=set)
     """(new module, name) pairs the file already imports."""
     all_names: set[str] = field(default_factory=set)
+    other_bound: set[str] = field(default_factory=set)
+    """Names bound by anything but an old-module alias or a plain import of a new module."""
     deep: bool = False
     """True when work lies beyond top-level import statements (attributes, strings, nesting)."""
 
@@ -173,6 +175,13 @@ class _Scanner(ast.NodeVisitor):
         self.package = package
         self.result = Analysis()
         self.depth = 0
+        self.scopes = 0
+        """How many function (or lambda, comprehension) scopes enclose the node visited."""
+        self.local_bound: set[str] = set()
+        """Names some function scope binds other than by importing an old module."""
+        self.alias_imports: dict[str, ast.stmt] = {}
+        self.exported: set[str] = set()
+        """Names listed in ``__all__`` (a star import may be what defines them)."""
         self.strings: list[ast.Constant] = []
         self.attributes: list[ast.Attribute] = []
         self.names: list[ast.Name] = []
@@ -186,20 +195,33 @@ class _Scanner(ast.NodeVisitor):
     def _resolve(self, node: ast.ImportFrom) -> str | None:
         return resolve_relative(node.level, node.module, self.package)
 
+    def _bind(self, name: str) -> None:
+        self.result.all_names.add(name)
+        self.result.other_bound.add(name)
+        if self.scopes:
+            self.local_bound.add(name)
+
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         module = self._resolve(node)
-        if module is None:
-            return
         for alias in node.names:
-            self._bind_from(node, module, alias)
+            if module is None:
+                self._bind(alias.asname or alias.name)
+            else:
+                self._bind_from(node, module, alias)
 
     def _bind_from(self, node: ast.ImportFrom, module: str, alias: ast.alias) -> None:
         bound = alias.asname or alias.name
-        self.result.all_names.add(bound)
+        binds_new = f"{module}.{alias.name}" in self.moves.new_modules and bound == alias.name
+        if f"{module}.{alias.name}" in self.moves.old_modules:
+            self.result.all_names.add(bound)
+            self.alias_imports.setdefault(bound, node)
+        elif binds_new:
+            self.result.all_names.add(bound)
+            self.result.new_bound.add((f"{module}.{alias.name}", ""))
+        elif alias.name != "*":
+            self._bind(bound)
         if module in self.moves.new_modules:
             self.result.new_bound.add((module, alias.name))
-        if f"{module}.{alias.name}" in self.moves.new_modules:
-            self.result.new_bound.add((f"{module}.{alias.name}", ""))
         if f"{module}.{alias.name}" in self.moves.old_modules:
             self.result.aliases[bound] = f"{module}.{alias.name}"
         if module not in self.moves.old_modules:
@@ -217,7 +239,12 @@ class _Scanner(ast.NodeVisitor):
 
     def visit_Import(self, node: ast.Import) -> None:
         for alias in node.names:
-            self.result.all_names.add((alias.asname or alias.name).partition(".")[0])
+            bound = (alias.asname or alias.name).partition(".")[0]
+            if alias.name in self.moves.old_modules and alias.asname:
+                self.result.all_names.add(bound)
+                self.alias_imports.setdefault(bound, node)
+            else:
+                self._bind(bound)
             if alias.name in self.moves.old_modules:
                 if alias.asname:
                     self.result.aliases[alias.asname] = alias.name
@@ -254,7 +281,39 @@ class _Scanner(ast.NodeVisitor):
         self.generic_visit(node)
         self.depth -= 1
 
-    visit_FunctionDef = visit_AsyncFunctionDef = visit_ClassDef = _nested
+    def _scope(self, node: ast.AST) -> None:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            self._bind(node.name)
+        is_function = not isinstance(node, ast.ClassDef)
+        self.scopes += is_function
+        self._nested(node)
+        self.scopes -= is_function
+
+    visit_FunctionDef = visit_AsyncFunctionDef = visit_ClassDef = visit_Lambda = _scope
+    visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _scope
+
+    def visit_arg(self, node: ast.arg) -> None:
+        self._bind(node.arg)
+        self.generic_visit(node)
+
+    def visit_ExceptHandler(self, node: ast.ExceptHandler) -> None:
+        if node.name:
+            self._bind(node.name)
+        self.generic_visit(node)
+
+    def visit_MatchAs(self, node: ast.MatchAs) -> None:
+        if node.name:
+            self._bind(node.name)
+        self.generic_visit(node)
+
+    def visit_MatchStar(self, node: ast.MatchStar) -> None:
+        if node.name:
+            self._bind(node.name)
+
+    def visit_MatchMapping(self, node: ast.MatchMapping) -> None:
+        if node.rest:
+            self._bind(node.rest)
+        self.generic_visit(node)
     visit_If = visit_For = visit_AsyncFor = visit_While = visit_With = _nested
     visit_AsyncWith = visit_Match = _nested
 
@@ -264,6 +323,27 @@ class _Scanner(ast.NodeVisitor):
 
     def visit_Name(self, node: ast.Name) -> None:
         self.names.append(node)
+        if not isinstance(node.ctx, ast.Load):
+            self._bind(node.id)
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        self._exports(node.targets, node.value)
+        self.generic_visit(node)
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        self._exports([node.target], node.value)
+        self.generic_visit(node)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        if node.value is not None:
+            self._exports([node.target], node.value)
+        self.generic_visit(node)
+
+    def _exports(self, targets: list[ast.expr], value: ast.expr) -> None:
+        if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets) and isinstance(
+                value, (ast.List, ast.Tuple)):
+            self.exported.update(e.value for e in value.elts
+                                 if isinstance(e, ast.Constant) and isinstance(e.value, str))
 
     def visit_Constant(self, node: ast.Constant) -> None:
         if isinstance(node.value, str):
@@ -277,6 +357,16 @@ class _Scanner(ast.NodeVisitor):
                 self._use("AUX502", node, f"dynamic import of {arg.value}",
                           "import the moved names from their new module by hand")
         self.generic_visit(node)
+
+
+def _shadowed_aliases(scanner: _Scanner) -> None:
+    """Drops module aliases some function rebinds: their uses cannot be told apart by name."""
+    result = scanner.result
+    for alias in sorted(set(result.aliases) & scanner.local_bound):
+        old = result.aliases.pop(alias)
+        scanner._use("AUX502", scanner.alias_imports.get(alias, ast.Pass(lineno=1, col_offset=0)),
+                     f"module alias {alias} of {old} is also bound to something else in a "
+                     "function", "rename the alias, then run `auxcheck migrate` again")
 
 
 def _attribute_uses(scanner: _Scanner) -> None:
@@ -322,6 +412,7 @@ def _star_uses(scanner: _Scanner) -> None:
         result.all_names.add(name.id)
         if isinstance(name.ctx, ast.Load):
             result.used_names.add(name.id)
+    result.used_names |= scanner.exported
     for old in sorted(result.star_modules):
         for moved, new in sorted(_moved(scanner.moves)[old].items()):
             if moved in result.used_names and (new, moved) not in result.new_bound:
@@ -340,6 +431,7 @@ def analyze(tree: ast.Module, moves: MoveTable, *, package: str | None = None) -
     """Returns what ``tree`` does with old modules: AUX501/AUX502 uses and rewrite needs."""
     scanner = _Scanner(moves, package)
     scanner.visit(tree)
+    _shadowed_aliases(scanner)
     _attribute_uses(scanner)
     _string_uses(scanner)
     _star_uses(scanner)

@@ -73,6 +73,8 @@ class _Addition:
     """For --compat: each name -> (level, module, name) importing it the old way."""
     comments: list[cst.EmptyLine] = field(default_factory=list)
     trailing: cst.TrailingWhitespace | None = None
+    original: cst.ImportFrom | None = None
+    """The user's statement when it moves whole: re-pointed in place, comments and all."""
 
 
 def _member_key(item: tuple[str, str | None]) -> tuple[int, str, str, str]:
@@ -159,7 +161,9 @@ class MigrateImportsCommand(Codemod):
 
     def _free_alias(self, new: str) -> str:
         alias = new.rpartition(".")[2]
-        while alias in self.analysis.all_names and (new, "") not in self.analysis.new_bound:
+        if (new, "") in self.analysis.new_bound and alias not in self.analysis.other_bound:
+            return alias  # already bound to the new module, and to nothing else
+        while alias in self.analysis.all_names:
             alias += "_"
         return alias
 
@@ -177,6 +181,7 @@ class MigrateImportsCommand(Codemod):
 
     def _rewrite_body(self, body: Sequence[cst.BaseStatement],
                       indent: str) -> list[cst.BaseStatement]:
+        body = [line for stmt in body for line in self._expand(stmt)]
         anchors = [i for i, s in enumerate(body) if self._touches(s)]
         if not anchors:
             return list(body)
@@ -200,6 +205,35 @@ class MigrateImportsCommand(Codemod):
         for start, end in set(blocks.values()):
             self._restore_prefix(slots, start, end, prefixes[start])
         return [stmt for slot in slots for stmt in slot]
+
+    def _expand(self, stmt: cst.BaseStatement) -> list[cst.BaseStatement]:
+        """Returns ``stmt`` as one line per statement when it is ``a; b`` holding an import
+        that needs work (an import must stand on its own line to be split, sorted or wrapped
+        in a compat ``try``); any other statement unchanged."""
+        if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) > 1
+                and any(self._needs_work(small) for small in stmt.body)):
+            return [stmt]
+        lines = _own_lines(stmt.body)
+        lines[0] = lines[0].with_changes(leading_lines=stmt.leading_lines)
+        lines[-1] = lines[-1].with_changes(trailing_whitespace=stmt.trailing_whitespace)
+        return list(lines)
+
+    def expand_suite(self, suite: cst.SimpleStatementSuite) -> cst.BaseSuite:
+        """Returns ``if x: import old`` as an indented block when the import needs work."""
+        if not any(self._needs_work(small) for small in suite.body):
+            return suite
+        lines = _own_lines(suite.body)
+        lines[-1] = lines[-1].with_changes(trailing_whitespace=suite.trailing_whitespace)
+        return cst.IndentedBlock(body=lines)
+
+    def _needs_work(self, small: cst.BaseSmallStatement) -> bool:
+        if not isinstance(small, (cst.Import, cst.ImportFrom)):
+            return False
+        line = cst.SimpleStatementLine(body=[small])
+        if not self._touches(line):
+            return False
+        kept, adds = self._split(line, 0)
+        return kept is not line or bool(adds)
 
     def _touches(self, stmt: cst.BaseStatement) -> bool:
         node = _single_import(stmt)
@@ -254,9 +288,21 @@ class MigrateImportsCommand(Codemod):
             add, drop = self._classify(node, module, level, name, asname, index)
             if add is not None:
                 adds.append(add)
+                comment = _own_comment(node.names[i]) if drop else None
+                if comment is not None:  # a moved name's own comment goes with it
+                    add.trailing = cst.TrailingWhitespace(
+                        whitespace=cst.SimpleWhitespace("  "), comment=comment)
             if drop:
                 leaving.add(i)
         kept = self._without(stmt, node, leaving)
+        if kept is None and isinstance(node, cst.ImportFrom) and len(
+                {(add.level, add.module) for add in adds}) == 1:
+            whole: dict[tuple[int, str], _Addition] = {}
+            for add in adds:
+                self._merge_addition(whole, add)
+            adds = list(whole.values())
+            if adds[0].names == _alias_items(node.names):
+                adds[0].original = node
         if kept is None:
             for add in adds:
                 add.comments = [*stmt.leading_lines]
@@ -341,14 +387,20 @@ class MigrateImportsCommand(Codemod):
         if known is None:
             additions[key] = add
             return
+        known.original = None
         known.names += [n for n in add.names if n not in known.names]
         known.fallbacks.update(add.fallbacks)
         known.comments += add.comments
+        if known.trailing and add.trailing and known.trailing.comment and add.trailing.comment \
+                and add.trailing.comment.value not in known.trailing.comment.value:
+            joined = f"{known.trailing.comment.value}  {add.trailing.comment.value}"
+            known.trailing = known.trailing.with_changes(comment=cst.Comment(joined))
         known.trailing = known.trailing or add.trailing
 
-    def _existing(self, slots: list[list[cst.BaseStatement]],
+    def _existing(self, slots: list[list[cst.BaseStatement]], block: tuple[int, int],
                   add: _Addition) -> tuple[int, int, cst.ImportFrom] | None:
-        for s, slot in enumerate(slots):
+        # Imports after the anchor's own block of imports run too late for code between.
+        for s, slot in enumerate(slots[:max(add.anchor, block[1]) + 1]):
             for p, stmt in enumerate(slot):
                 node = _single_import(stmt)
                 if (isinstance(node, cst.ImportFrom) and isinstance(node.names, Sequence)
@@ -358,10 +410,11 @@ class MigrateImportsCommand(Codemod):
 
     def _place(self, slots: list[list[cst.BaseStatement]], block: tuple[int, int],
                add: _Addition, indent: str) -> None:
-        found = self._existing(slots, add)
+        found = self._existing(slots, block, add)
         if found is not None:
             present = _alias_items(found[2].names)  # type: ignore[arg-type]
             add.names = [n for n in add.names if n not in present]
+            add.original = None
         if not add.names:
             return
         if self.compat:
@@ -380,8 +433,7 @@ class MigrateImportsCommand(Codemod):
                                _alias_items(node.names) + names, multiline=_magic_comma(node))
             return stmt.with_changes(body=[_parse_small(text)])
         aliases = list(node.names)
-        comma = next((a.comma for a in aliases if isinstance(a.comma, cst.Comma)),
-                     cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+        comma = _separator(node)
         for name, asname in names:
             new = cst.ImportAlias(cst.Name(name), asname=cst.AsName(cst.Name(asname))
                                   if asname else None)
@@ -390,19 +442,30 @@ class MigrateImportsCommand(Codemod):
                       len(aliases))
             if at == len(aliases):
                 last_comma = aliases[-1].comma
-                aliases[-1] = aliases[-1].with_changes(comma=comma)
-                aliases.append(new.with_changes(comma=last_comma))
+                aliases[-1] = aliases[-1].with_changes(comma=_reindented(last_comma, comma))
+                aliases.append(new.with_changes(comma=_uncommented(last_comma)))
             else:
                 aliases.insert(at, new.with_changes(comma=comma))
         return stmt.with_changes(body=[node.with_changes(names=aliases)])
 
     def _new_statement(self, add: _Addition, indent: str) -> cst.SimpleStatementLine:
         text = render_from(add.level, add.module, add.names, indent=indent)
+        trailing = add.trailing
+        if trailing is not None and trailing.comment is not None and text.endswith(")"):
+            # Wrapped: the comment goes after "(" as isort and ruff put it, where
+            # type-ignore and noqa comments still apply to the first line.
+            text = text.replace("(\n", f"(  {trailing.comment.value}\n", 1)
+            trailing = None
         stmt = cst.parse_statement(text + "\n")
         assert isinstance(stmt, cst.SimpleStatementLine)
+        fresh = stmt.body[0]
+        if add.original is not None and _has_comment(add.original):
+            assert isinstance(fresh, cst.ImportFrom)
+            stmt = stmt.with_changes(body=[add.original.with_changes(
+                relative=fresh.relative, module=fresh.module)])
         changes: dict[str, object] = {"leading_lines": add.comments}
-        if add.trailing is not None:
-            changes["trailing_whitespace"] = add.trailing
+        if trailing is not None:
+            changes["trailing_whitespace"] = trailing
         return stmt.with_changes(**changes)
 
     def _insert_sorted(self, slots: list[list[cst.BaseStatement]], block: tuple[int, int],
@@ -451,6 +514,47 @@ class MigrateImportsCommand(Codemod):
                 return
 
 
+def _own_comment(alias: cst.ImportAlias) -> cst.Comment | None:
+    """Returns the comment ending the line of ``alias`` inside parentheses, if any."""
+    comma = alias.comma
+    if isinstance(comma, cst.Comma) and isinstance(comma.whitespace_after,
+                                                    cst.ParenthesizedWhitespace):
+        return comma.whitespace_after.first_line.comment
+    return None
+
+
+def _separator(node: cst.ImportFrom) -> cst.Comma:
+    """Returns the comma (no comment) that puts a new name where this statement's names go."""
+    opening = node.lpar.whitespace_after if node.lpar is not None else None
+    if isinstance(opening, cst.ParenthesizedWhitespace):
+        return cst.Comma(whitespace_after=cst.ParenthesizedWhitespace(
+            indent=opening.indent, last_line=opening.last_line))
+    return cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+
+
+def _uncommented(comma: cst.Comma | cst.MaybeSentinel) -> cst.Comma | cst.MaybeSentinel:
+    """Returns ``comma`` with the comment after it dropped (so a copy does not repeat it)."""
+    if isinstance(comma, cst.Comma) and isinstance(comma.whitespace_after,
+                                                    cst.ParenthesizedWhitespace):
+        return comma.with_changes(whitespace_after=comma.whitespace_after.with_changes(
+            first_line=cst.TrailingWhitespace(), empty_lines=[]))
+    return comma
+
+
+def _reindented(comma: cst.Comma | cst.MaybeSentinel,
+                separator: cst.Comma) -> cst.Comma:
+    """Returns ``comma`` (keeping its comment) followed by the separator's indentation."""
+    if not isinstance(comma, cst.Comma):
+        return separator
+    own, sep = comma.whitespace_after, separator.whitespace_after
+    if isinstance(own, cst.ParenthesizedWhitespace) and isinstance(
+            sep, cst.ParenthesizedWhitespace):
+        return separator.with_changes(whitespace_before=comma.whitespace_before,
+                                      whitespace_after=own.with_changes(
+                                          indent=sep.indent, last_line=sep.last_line))
+    return separator
+
+
 def _closing_comma(kept: cst.ImportAlias, removed: cst.ImportAlias) -> cst.ImportAlias:
     """Returns ``kept`` (now last) with its own comment but the line break before `)`."""
     mine, theirs = kept.comma, removed.comma
@@ -462,6 +566,11 @@ def _closing_comma(kept: cst.ImportAlias, removed: cst.ImportAlias) -> cst.Impor
         spacing = own.with_changes(indent=closing.indent, last_line=closing.last_line)
         return kept.with_changes(comma=mine.with_changes(whitespace_after=spacing))
     return kept
+
+
+def _own_lines(body: Sequence[cst.BaseSmallStatement]) -> list[cst.SimpleStatementLine]:
+    return [cst.SimpleStatementLine(body=[small.with_changes(semicolon=cst.MaybeSentinel.DEFAULT)])
+            for small in body]
 
 
 def _indent(text: str) -> str:
@@ -508,6 +617,14 @@ class _Rewriter(cst.CSTTransformer):
     def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
         outer = self.indents[-1] if self.indents else ""
         self.indents.append(outer + (node.indent or "    "))
+
+    def leave_SimpleStatementSuite(self, original_node: cst.SimpleStatementSuite,
+                                   updated_node: cst.SimpleStatementSuite) -> cst.BaseSuite:
+        block = self.command.expand_suite(updated_node)
+        if not isinstance(block, cst.IndentedBlock):
+            return block
+        outer = self.indents[-1] if self.indents else ""
+        return block.with_changes(body=self.command._rewrite_body(block.body, outer + "    "))
 
     def leave_IndentedBlock(self, original_node: cst.IndentedBlock,
                             updated_node: cst.IndentedBlock) -> cst.IndentedBlock:
