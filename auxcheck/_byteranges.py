@@ -9,7 +9,7 @@ strided views may be reported as overlapping when no element address is shared.
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple, Optional
+from typing import Any, NamedTuple
 
 __all__ = ["ByteRange", "byte_range", "device_key", "ranges_overlap"]
 
@@ -29,7 +29,7 @@ def device_key(tensor: Any) -> tuple[str, int]:
     return (str(device.type), -1 if index is None else int(index))
 
 
-def byte_range(tensor: Any) -> Optional[ByteRange]:
+def byte_range(tensor: Any) -> ByteRange | None:
     """Returns the bytes ``tensor`` touches, or None for a zero-element tensor."""
     if tensor.numel() == 0:
         return None
@@ -45,7 +45,7 @@ def byte_range(tensor: Any) -> Optional[ByteRange]:
     return ByteRange(device_key(tensor), ptr + itemsize * low, ptr + itemsize * (high + 1))
 
 
-def ranges_overlap(a: Optional[ByteRange], b: Optional[ByteRange]) -> bool:
+def ranges_overlap(a: ByteRange | None, b: ByteRange | None) -> bool:
     """Returns True when both ranges exist, lie on one device and share at least one byte."""
     if a is None or b is None or a.device != b.device:
         return False

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any
 
 from auxcheck.errors import SchedulerError
 from auxcheck.protocols import CommittedTokens
@@ -31,9 +31,9 @@ class FakeReq:
     rid: str
     origin_input_ids: list[int] = field(default_factory=lambda: [1, 2, 3])
     output_ids: list[int] = field(default_factory=list)
-    finished_len: Optional[int] = None
+    finished_len: int | None = None
     is_retracted: bool = False
-    customized_info: Optional[dict[str, list[Any]]] = None
+    customized_info: dict[str, list[Any]] | None = None
 
     def finished(self) -> bool:
         """Returns True once the request has finished (its visible length is fixed)."""
@@ -49,7 +49,7 @@ class FakeBatch:
 
 def visible_output_len(req: Any) -> int:
     """Returns the number of output tokens of ``req`` visible to clients."""
-    finished_len: Optional[int] = getattr(req, "finished_len", None)
+    finished_len: int | None = getattr(req, "finished_len", None)
     return finished_len if finished_len is not None else len(req.output_ids)
 
 
@@ -58,7 +58,7 @@ def snapshot_output_starts(batch: Any) -> list[int]:
     return [visible_output_len(req) for req in batch.reqs]
 
 
-def build_commits(batch: Any, output_starts: Sequence[int]) -> list[Optional[CommittedTokens]]:
+def build_commits(batch: Any, output_starts: Sequence[int]) -> list[CommittedTokens | None]:
     """Returns the commits aligned with ``batch.reqs`` for a step that began at ``output_starts``.
 
     Raises SchedulerError when the lengths do not line up or a length moved backwards.
@@ -69,7 +69,7 @@ def build_commits(batch: Any, output_starts: Sequence[int]) -> list[Optional[Com
             f"{len(output_starts)} output starts for {len(reqs)} requests; "
             "snapshot the starts of this very batch"
         )
-    commits: list[Optional[CommittedTokens]] = []
+    commits: list[CommittedTokens | None] = []
     for req, start in zip(reqs, output_starts):
         end = visible_output_len(req)
         if end < start:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Optional, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     import torch
@@ -72,7 +72,7 @@ class HostAuxiliaryOutput(Protocol):
     """
 
     def consume(
-        self, batch: ScheduleBatchLike, commits: Sequence[Optional[CommittedTokens]]
+        self, batch: ScheduleBatchLike, commits: Sequence[CommittedTokens | None]
     ) -> None: ...
 
 
@@ -83,7 +83,7 @@ class CompositeHostAuxiliaryOutput:
     outputs: tuple[HostAuxiliaryOutput, ...]
 
     def consume(
-        self, batch: ScheduleBatchLike, commits: Sequence[Optional[CommittedTokens]]
+        self, batch: ScheduleBatchLike, commits: Sequence[CommittedTokens | None]
     ) -> None:
         """Passes the very same ``batch`` and ``commits`` to every child, in order."""
         for output in self.outputs:
@@ -106,9 +106,9 @@ class CompositeDeviceAuxiliaryOutput:
 
 
 def append_auxiliary_output(
-    current: Optional[DeviceAuxiliaryOutput],
-    output: Optional[DeviceAuxiliaryOutput],
-) -> Optional[DeviceAuxiliaryOutput]:
+    current: DeviceAuxiliaryOutput | None,
+    output: DeviceAuxiliaryOutput | None,
+) -> DeviceAuxiliaryOutput | None:
     """Returns ``current`` with ``output`` appended: None is the identity, composites flatten."""
     if output is None:
         return current
@@ -135,7 +135,7 @@ class SamplingObserver(Protocol):
 
     def after_sample(
         self, state: Any, token_ids: torch.Tensor
-    ) -> Optional[DeviceAuxiliaryOutput]: ...
+    ) -> DeviceAuxiliaryOutput | None: ...
 
 
 @runtime_checkable
@@ -153,13 +153,15 @@ class PipelineParallelSamplingObserver(Protocol):
 
 
 def add_auxiliary_output_to_pp_tensors(
-    tensors: MutableMapping[str, Any], output: Optional[DeviceAuxiliaryOutput]
+    tensors: MutableMapping[str, Any], output: DeviceAuxiliaryOutput | None
 ) -> None:
     """Adds ``output``'s PP tensors to ``tensors`` under the prefix; raises RuntimeError as SGLang does."""
     if output is None:
         return
     if not isinstance(output, PipelineParallelAuxiliaryOutput):
-        raise RuntimeError("auxiliary output does not support pipeline-parallel transport")
+        raise RuntimeError(  # noqa: TRY004 - the error SGLang raises here
+            "auxiliary output does not support pipeline-parallel transport"
+        )
     output_tensors = output.to_pp_tensors()
     if not output_tensors:
         raise RuntimeError("auxiliary PP output must contain at least one tensor")
@@ -175,8 +177,8 @@ def add_auxiliary_output_to_pp_tensors(
 
 
 def pop_auxiliary_output_from_pp_tensors(
-    tensors: MutableMapping[str, Any], observer: Optional[SamplingObserver]
-) -> Optional[DeviceAuxiliaryOutput]:
+    tensors: MutableMapping[str, Any], observer: SamplingObserver | None
+) -> DeviceAuxiliaryOutput | None:
     """Removes the auxiliary PP tensors from ``tensors`` and returns the rebuilt output."""
     output_tensors = {
         key.removeprefix(PP_OUTPUT_PREFIX): value
@@ -188,7 +190,9 @@ def pop_auxiliary_output_from_pp_tensors(
     if observer is None:
         raise RuntimeError("received auxiliary PP output without a sampling observer")
     if not isinstance(observer, PipelineParallelSamplingObserver):
-        raise RuntimeError("sampling observer does not support pipeline-parallel transport")
+        raise RuntimeError(  # noqa: TRY004 - the error SGLang raises here
+            "sampling observer does not support pipeline-parallel transport"
+        )
     if any(not _is_tensor(tensor) for tensor in output_tensors.values()):
         raise RuntimeError("received a non-tensor auxiliary PP output")
     output = observer.from_pp_tensors(output_tensors)

@@ -17,7 +17,7 @@ def describe(obj: Any, *, limit: int = 80) -> str:
     """Returns a short, never-raising description of ``obj`` for messages."""
     try:
         text = repr(obj)
-    except BaseException as exc:  # a hostile __repr__ must not crash the checker
+    except Exception as exc:  # noqa: BLE001 - a hostile __repr__ must not crash the checker
         text = f"<{type(obj).__qualname__} object; repr raised {type(exc).__name__}>"
     return text if len(text) <= limit else text[: limit - 3] + "..."
 

@@ -33,8 +33,8 @@ _TABLE: tuple[tuple[str, str, str], ...] = (
     ("AUX101", "device output has no callable `copy_to_host`",
      "define `copy_to_host(self, copy_tensor)` returning a host output"),
     ("AUX102", "`copy_to_host` cannot be called as `copy_to_host(copy_tensor)`",
-     "take exactly one positional argument after self (the scheduler passes it positionally); "
-     "a @staticmethod must still accept that argument"),
+     ("take exactly one positional argument after self (the scheduler passes it positionally); "
+     "a @staticmethod must still accept that argument")),
     ("AUX103", "`copy_to_host` raised, or returned None / an object with no callable `consume`",
      "return a host output whose `consume(batch, commits)` is callable, and do not raise"),
     ("AUX104", "one copy passed the same tensor bytes to `copy_tensor` more than once",
@@ -42,8 +42,8 @@ _TABLE: tuple[tuple[str, str, str], ...] = (
     ("AUX105", "the host output keeps a tensor that shares bytes with the device output's tensors",
      "keep only what `copy_tensor` returned in the host output, never the device tensors"),
     ("AUX110", "a device tensor overlaps a registered CUDA-graph static buffer",
-     "`clone()` the tensor before publishing it, or copy it inside the graph into a buffer "
-     "the output owns"),
+     ("`clone()` the tensor before publishing it, or copy it inside the graph into a buffer "
+     "the output owns")),
     ("AUX111", "a device tensor lies in a CUDA-graph private memory pool",
      "`clone()` the tensor outside graph capture before publishing it"),
     ("AUX201", "host output has no callable `consume(batch, commits)`",
@@ -51,8 +51,8 @@ _TABLE: tuple[tuple[str, str, str], ...] = (
     ("AUX202", "`consume` raised on valid aligned commits (None entries, empty batch included)",
      "handle None commits and empty batches; index commits by position in `batch.reqs`"),
     ("AUX203", "`consume` mutated `commits` or `batch.reqs`",
-     "treat `batch.reqs` and `commits` as read-only: composites pass the same objects to "
-     "every child; copy them first if you must change them"),
+     ("treat `batch.reqs` and `commits` as read-only: composites pass the same objects to "
+     "every child; copy them first if you must change them")),
     ("AUX204", "`consume` returned a value",
      "return None from `consume`; publish results through the request, not a return value"),
     ("AUX301", "append nested a composite instead of flattening",
@@ -62,8 +62,8 @@ _TABLE: tuple[tuple[str, str, str], ...] = (
     ("AUX303", "append mishandled None",
      "return the other operand unchanged when either side is None (None when both are)"),
     ("AUX304", "a composite copied a child more or less than once",
-     "call every child's `copy_to_host` exactly once, eagerly, inside the composite's "
-     "`copy_to_host`"),
+     ("call every child's `copy_to_host` exactly once, eagerly, inside the composite's "
+     "`copy_to_host`")),
     ("AUX305", "a composite did not pass identical batch and commits to every child",
      "pass the very same batch and commits objects to every child, in order"),
     ("AUX306", "a composite is mutable",
@@ -79,8 +79,8 @@ _TABLE: tuple[tuple[str, str, str], ...] = (
     ("AUX502", "use of an old module that cannot be rewritten safely (star import, dynamic import)",
      "import the moved names explicitly from their new module by hand"),
     ("AUX601", "commits not aligned with `batch.reqs`, or a malformed `CommittedTokens`",
-     "build one entry per request in `batch.reqs`: None, or CommittedTokens(output_index>=0, "
-     "non-empty tuple of ints)"),
+     ("build one entry per request in `batch.reqs`: None, or CommittedTokens(output_index>=0, "
+     "non-empty tuple of ints)")),
 )
 
 RULES: Mapping[str, Rule] = MappingProxyType({code: Rule(code, t, h) for code, t, h in _TABLE})
