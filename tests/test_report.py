@@ -14,6 +14,11 @@ from auxcheck.rules import RULES
 
 class RaisingRepr:
     def __repr__(self) -> str:
+        raise RuntimeError("repr is broken")
+
+
+class InterruptedRepr:
+    def __repr__(self) -> str:
         raise KeyboardInterrupt
 
 
@@ -52,12 +57,18 @@ def test_a_finding_as_json_data_describes_its_object() -> None:
 @pytest.mark.parametrize(("obj", "expected"), [
     pytest.param([1, 2], "[1, 2]", id="short"),
     pytest.param("x" * 100, "'" + "x" * 76 + "...", id="truncated"),
-    pytest.param(RaisingRepr(), "<RaisingRepr object; repr raised KeyboardInterrupt>",
+    pytest.param(RaisingRepr(), "<RaisingRepr object; repr raised RuntimeError>",
                  id="raising-repr"),
 ])
 def test_describe_never_raises_and_stays_short(obj: Any, expected: str) -> None:
     """describe returns a repr of at most 80 characters, even when __repr__ raises."""
     assert describe(obj) == expected
+
+
+def test_describe_lets_a_keyboard_interrupt_through() -> None:
+    """Ctrl-C inside a plugin's __repr__ stops the run instead of becoming a description."""
+    with pytest.raises(KeyboardInterrupt):
+        describe(InterruptedRepr())
 
 
 def report_of(*codes: str) -> Report:
