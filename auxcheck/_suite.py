@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument as HypothesisInvalidArgument
 
 from auxcheck import strategies as aux
-from auxcheck._walk import iter_tensors, unique_tensors
+from auxcheck._walk import dense_parts, iter_tensors, unique_tensors
 from auxcheck.errors import ContractViolation, InvalidArgument
 from auxcheck.properties import Implementation, PropertyTest, load_implementation, property_tests
 from auxcheck.report import Finding, Report, describe
@@ -226,9 +226,9 @@ def _static_findings(code: str, output: Any, static_buffers: Any) -> list[Findin
         copied.append(tensor)
         return tensor.detach().clone()
 
-    with contextlib.suppress(Exception):  # AUX101-103 report it; tensors seen so far count
+    with contextlib.suppress(Exception, SystemExit):  # AUX101-103 report it; tensors seen count
         output.copy_to_host(copy_tensor)
-    refs = unique_tensors([*iter_tensors(output), *(("<copied>", t) for t in copied)])
+    refs = dense_parts(unique_tensors([*iter_tensors(output), *(("<copied>", t) for t in copied)]))
     return [f for f in static_buffer_findings([t for _, t in refs], static_buffers)
             if f.code == code]
 
@@ -239,7 +239,7 @@ def _stream_findings(output: Any, data: Any) -> list[Finding]:
 
     try:
         host = output.copy_to_host(torch.clone)
-    except Exception:  # noqa: BLE001 - reported by AUX101-103
+    except (Exception, SystemExit):  # noqa: BLE001 - reported by AUX101-103
         return []
     if not callable(getattr(host, "consume", None)):
         return []
@@ -256,8 +256,11 @@ def _stream_findings(output: Any, data: Any) -> list[Finding]:
 def _rows(output: Any) -> int:
     """Returns the batch size an output was built for: its first tensor's leading dimension."""
     for _, tensor in iter_tensors(output):
-        if tensor.dim() > 0:
-            return min(int(tensor.shape[0]), 8)
+        try:
+            if tensor.dim() > 0:
+                return min(int(tensor.shape[0]), 8)
+        except Exception:  # noqa: BLE001, S112 - a nested tensor has no single shape
+            continue
     return 3
 
 
@@ -267,7 +270,7 @@ def _consume_step_findings(host: Any, batch: Any, commits: list[Any]) -> list[Fi
     findings = []
     try:
         returned = host.consume(batch, commits)
-    except Exception as exc:  # noqa: BLE001 - plugin code raising is a finding
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - plugin code raising is a finding
         findings.append(Finding.of(
             "AUX202", f"consume raised {type(exc).__name__}: {exc} on a commit stream step",
             "expected it to handle any valid aligned commits", host))

@@ -8,7 +8,7 @@ import inspect
 import json
 import os
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -56,7 +56,8 @@ def _parser() -> argparse.ArgumentParser:
                         help="observer (or factory) whose from_pp_tensors receives PP tensors; "
                         "checks device outputs in pipeline-parallel mode")
     parser.add_argument("--static-buffers", metavar="MODULE:ATTR",
-                        help="tensors (or a factory of them) a CUDA graph owns (AUX110)")
+                        help="tensors, a name -> tensor mapping or a StaticBufferRegistry (or "
+                        "a factory of one) a CUDA graph owns (AUX110)")
     parser.add_argument("--path", action="append", default=[], metavar="DIR",
                         help="directory to put first on sys.path (repeatable; the current "
                         "directory is always importable)")
@@ -91,7 +92,7 @@ def _ignored(values: Sequence[str]) -> frozenset[str]:
         raise UsageError(f"--ignore: {exc}") from None
 
 
-def _check(spec: str, obj: Any, buffers: list[Any], observer: Any) -> Report:
+def _check(spec: str, obj: Any, buffers: Any, observer: Any) -> Report:
     """Returns one report holding every check that applies to ``obj``."""
     from auxcheck import validate
 
@@ -121,11 +122,14 @@ def _is_observer(obj: Any) -> bool:
     return any(_has(obj, hook) for hook in _OBSERVER_HOOKS)
 
 
-def _buffers(spec: str) -> list[Any]:
-    """Returns the static buffers ``spec`` names: one tensor, or an iterable of them."""
+def _buffers(spec: str) -> Any:
+    """Returns the static buffers ``spec`` names: one tensor, an iterable of them, a mapping of
+    names to tensors, or an ``auxcheck.aliasing.StaticBufferRegistry`` (kept as they are)."""
     value = _materialize(spec)
     if type(value).__name__ in ("Tensor", "Parameter"):
         return [value]
+    if isinstance(value, Mapping) or type(value).__name__ == "StaticBufferRegistry":
+        return value
     try:
         return list(value)
     except TypeError:
@@ -147,7 +151,7 @@ def _materialize(spec: str) -> Any:
         pass
     try:
         return obj()
-    except Exception as exc:  # noqa: BLE001 - plugin code: report it, never crash
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - plugin code: report it, never crash
         raise UsageError(f"factory {spec!r} raised {type(exc).__name__}: {exc}") from None
 
 
@@ -160,7 +164,7 @@ def _load(spec: str) -> Any:
         obj: Any = importlib.import_module(module_name)
     except ImportError as exc:
         raise UsageError(f"cannot import module {module_name!r}: {exc}") from None
-    except Exception as exc:  # noqa: BLE001 - the plugin module raised while importing
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - the plugin module raised on import
         raise UsageError(f"importing module {module_name!r} raised "
                          f"{type(exc).__name__}: {exc}") from None
     owner, path = f"module {module_name!r}", module_name + ":"

@@ -13,7 +13,7 @@ import types
 from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["TensorRef", "iter_tensors", "unique_tensors"]
+__all__ = ["TensorRef", "dense_parts", "iter_tensors", "unique_tensors"]
 
 TensorRef = tuple[str, Any]
 """A tensor and the path it was found under, like ``.hidden`` or ``.rows[2]``."""
@@ -92,3 +92,53 @@ def _slot_names(cls: type) -> Iterator[str]:
         for name in (slots,) if isinstance(slots, str) else slots:
             if name not in ("__dict__", "__weakref__"):
                 yield name
+
+
+def dense_parts(refs: Iterator[TensorRef] | list[TensorRef]) -> list[TensorRef]:
+    """Returns the dense strided tensors holding the bytes of each tensor in ``refs``.
+
+    Byte ranges need sizes, strides and a data pointer: a sparse tensor becomes its
+    index and value tensors, a nested one its components, a dense one stays as is.
+    Tensors with no bytes to compare (meta, fake, opaque layouts) are left out.
+    """
+    out: list[TensorRef] = []
+    for path, tensor in refs:
+        try:
+            out.extend(_parts(path, tensor))
+        except Exception:  # noqa: BLE001, S112 - a tensor whose bytes cannot be read
+            continue
+    return out
+
+
+def _parts(path: str, tensor: Any) -> list[TensorRef]:
+    import torch
+
+    if tensor.device.type == "meta":
+        return []
+    layout = tensor.layout
+    if tensor.is_nested:
+        if layout == torch.strided:
+            return [(f"{path}[{i}]", t) for i, t in enumerate(tensor.unbind())]
+        return _strided([(f"{path}.values()", tensor.values())])
+    if layout == torch.sparse_coo:
+        return _strided([(f"{path}.indices()", tensor._indices()),
+                         (f"{path}.values()", tensor._values())])
+    if layout in (torch.sparse_csr, torch.sparse_bsr):
+        return _strided([(f"{path}.crow_indices()", tensor.crow_indices()),
+                         (f"{path}.col_indices()", tensor.col_indices()),
+                         (f"{path}.values()", tensor.values())])
+    if layout in (torch.sparse_csc, torch.sparse_bsc):
+        return _strided([(f"{path}.ccol_indices()", tensor.ccol_indices()),
+                         (f"{path}.row_indices()", tensor.row_indices()),
+                         (f"{path}.values()", tensor.values())])
+    return _strided([(path, tensor)])
+
+
+def _strided(refs: list[TensorRef]) -> list[TensorRef]:
+    from auxcheck._byteranges import byte_range
+
+    out = []
+    for path, tensor in refs:
+        byte_range(tensor)  # raises for a tensor without strides or storage
+        out.append((path, tensor))
+    return out

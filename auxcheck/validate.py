@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from auxcheck._scheduler import FakeBatch, FakeReq, build_commits, snapshot_output_starts
-from auxcheck._walk import TensorRef, iter_tensors, unique_tensors
+from auxcheck._walk import TensorRef, dense_parts, iter_tensors, unique_tensors
 from auxcheck.errors import InvalidArgument
 from auxcheck.protocols import CommittedTokens
 from auxcheck.report import Finding, Report, describe
@@ -49,7 +49,7 @@ class _Outcome:
     """What a guarded call returned, or the exception it raised."""
 
     value: Any = None
-    error: Exception | None = None
+    error: BaseException | None = None
 
     @property
     def detail(self) -> str | None:
@@ -58,10 +58,14 @@ class _Outcome:
 
 
 def _guard(func: Callable[..., Any], *args: Any) -> _Outcome:
-    """Calls plugin code; an Exception becomes an outcome, BaseException propagates."""
+    """Calls plugin code; an Exception or SystemExit becomes an outcome.
+
+    ``sys.exit()`` in plugin code is a plugin bug, never the checker's exit status;
+    KeyboardInterrupt and the other BaseExceptions propagate.
+    """
     try:
         return _Outcome(func(*args))
-    except Exception as exc:  # noqa: BLE001
+    except (Exception, SystemExit) as exc:  # noqa: BLE001
         return _Outcome(error=exc)
 
 
@@ -130,9 +134,12 @@ def _method_findings(
 # ---------------------------------------------------------------- tensors
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class _Recorder:
-    """A ``copy_tensor`` that records every argument and returns a host clone."""
+    """A ``copy_tensor`` that records every argument and returns a host clone.
+
+    Hashable by identity, like the function SGLang passes (``functools.cache`` works).
+    """
 
     seen: list[Any] = field(default_factory=list)
 
@@ -148,15 +155,52 @@ class _Recorder:
 def _overlapping_pairs(
     left: Sequence[TensorRef], right: Sequence[TensorRef]
 ) -> Iterable[tuple[TensorRef, TensorRef]]:
-    """Yields each (left, right) pair of tensors whose byte ranges overlap."""
-    from auxcheck._byteranges import byte_range, ranges_overlap
+    """Yields each (left, right) pair of tensors that share at least one byte, in input order."""
+    for i, j in _sharing_indices(left, right):
+        yield left[i], right[j]
 
-    right_ranges = [(ref, byte_range(ref[1])) for ref in right]
-    for ref in left:
-        mine = byte_range(ref[1])
-        for other, theirs in right_ranges:
-            if ranges_overlap(mine, theirs):
-                yield ref, other
+
+def _sharing_indices(left: Sequence[TensorRef], right: Sequence[TensorRef]) -> list[tuple[int, int]]:
+    """Returns the sorted (left index, right index) pairs of tensors that share bytes.
+
+    A sweep over bounding byte ranges finds the candidates in about n log n; the exact
+    byte runs settle them, so interleaved strided views such as ``m[:, 0]`` and
+    ``m[:, 1]`` do not count. Sparse and nested tensors count by the dense tensors
+    holding their bytes; tensors with no readable bytes share nothing.
+    """
+    from auxcheck._byteranges import byte_range
+    from auxcheck._exact import geometry, runs_of, runs_share
+
+    items = []  # (device, lo, hi, side, index, part)
+    for side, refs in ((0, left), (1, right)):
+        for index, ref in enumerate(refs):
+            for _, part in dense_parts([ref]):
+                span = byte_range(part)
+                if span is not None:
+                    items.append((span.device, span.lo, span.hi, side, index, part))
+    items.sort(key=lambda item: (item[0], item[1]))
+    runs: dict[int, Any] = {}
+
+    def runs_for(tensor: Any) -> Any:
+        if id(tensor) not in runs:
+            runs[id(tensor)] = runs_of(geometry(tensor))
+        return runs[id(tensor)]
+
+    pairs: set[tuple[int, int]] = set()
+    active: list[tuple[Any, int, int, int, Any]] = []  # (device, hi, side, index, part)
+    for device, lo, hi, side, index, part in items:
+        active = [a for a in active if a[0] == device and a[1] > lo]
+        for _, _, other_side, other, other_part in active:
+            if other_side == side:
+                continue
+            pair = (index, other) if side == 0 else (other, index)
+            if pair in pairs:
+                continue
+            a, b = runs_for(part), runs_for(other_part)
+            if a is None or b is None or runs_share(a, b):  # too large to expand: bounding
+                pairs.add(pair)
+        active.append((device, hi, side, index, part))
+    return sorted(pairs)
 
 
 def _type_name(obj: Any) -> str:
@@ -166,7 +210,11 @@ def _type_name(obj: Any) -> str:
 
 
 def _shape(tensor: Any) -> str:
-    return f"[{', '.join(str(n) for n in tensor.shape)}] {str(tensor.dtype).removeprefix('torch.')}"
+    try:
+        sizes = ", ".join(str(n) for n in tensor.shape)
+    except Exception:  # noqa: BLE001 - a nested tensor has no single shape
+        sizes = "nested"
+    return f"[{sizes}] {str(tensor.dtype).removeprefix('torch.')}"
 
 
 def _static_registry(static_buffers: Any) -> StaticBufferRegistry:
@@ -219,10 +267,12 @@ def check_device_output(
     report.extend(_duplicate_copy_findings(recorder.seen))
     if host is not None:
         report.extend(_bypass_findings(host, copied))
-    report.extend(registry.findings(copied))
+    report.extend(registry.findings(dense_parts(copied)))
     report.extend(_pp_findings(obj, host, pp_observer))
     if host is not None:
+        copies = len(recorder.seen)
         report.extend(check_host_output(host, batch_size=_batch_size(device)))
+        report.extend(_late_copy_findings(host, recorder.seen[copies:]))
     report.findings.sort(key=lambda f: f.code)
     return report
 
@@ -254,14 +304,16 @@ def _copy_findings(report: Report, obj: Any, copy_to_host: Any, recorder: _Recor
 def _duplicate_copy_findings(seen: Sequence[Any]) -> list[Finding]:
     """Returns AUX104 for each later argument of copy_tensor sharing bytes with an earlier one."""
     refs = [(f"argument #{i + 1}", t) for i, t in enumerate(seen) if _is_tensor(t)]
-    findings = []
-    for i, (path, tensor) in enumerate(refs):
-        for earlier, _ in _overlapping_pairs(refs[:i], [(path, tensor)]):
-            findings.append(Finding.of(
-                "AUX104", f"copy_tensor {path} {_shape(tensor)} shares bytes with {earlier[0]}",
-                "expected each distinct tensor to be copied once", tensor))
-            break
-    return findings
+    earliest: dict[int, int] = {}
+    for later, earlier in _sharing_indices(refs, refs):
+        if earlier < later:
+            earliest.setdefault(later, earlier)
+    return [
+        Finding.of("AUX104", f"copy_tensor {refs[i][0]} {_shape(refs[i][1])} shares bytes "
+                   f"with {refs[j][0]}", "expected each distinct tensor to be copied once",
+                   refs[i][1])
+        for i, j in sorted(earliest.items())
+    ]
 
 
 def _bypass_findings(host: Any, device: Sequence[TensorRef]) -> list[Finding]:
@@ -272,6 +324,15 @@ def _bypass_findings(host: Any, device: Sequence[TensorRef]) -> list[Finding]:
                    f"tensor {where}", "expected only tensors that copy_tensor returned", host)
         for (path, t), (where, _) in _first_overlaps(kept, device)
     ]
+
+
+def _late_copy_findings(host: Any, late: Sequence[Any]) -> list[Finding]:
+    """Returns AUX105 when the host output called copy_tensor after copy_to_host returned."""
+    if not late:
+        return []
+    return [Finding.of("AUX105", f"the host output called copy_tensor {len(late)} time(s) after "
+                       "copy_to_host returned (from consume), so it kept device tensors to copy "
+                       "later", "expected every copy made inside copy_to_host", host)]
 
 
 def _first_overlaps(
@@ -287,8 +348,12 @@ def _first_overlaps(
 def _batch_size(tensors: Sequence[TensorRef]) -> int:
     """Returns the leading dimension of the first non-scalar tensor, as the batch size."""
     for _, tensor in tensors:
-        if tensor.dim() >= 1 and 0 < tensor.shape[0] <= _MAX_BATCH_SIZE:
-            return int(tensor.shape[0])
+        try:
+            rows = int(tensor.shape[0]) if tensor.dim() >= 1 else 0
+        except Exception:  # noqa: BLE001, S112 - a nested tensor has no single shape
+            continue
+        if 0 < rows <= _MAX_BATCH_SIZE:
+            return rows
     return _DEFAULT_BATCH_SIZE
 
 
@@ -385,8 +450,10 @@ def _tensor_mismatch(left: Sequence[TensorRef], right: Sequence[TensorRef]) -> s
     if len(left) != len(right):
         return f"{len(left)} tensors before transport, {len(right)} after"
     for (path, a), (_, b) in zip(left, right):
-        if a.shape != b.shape or a.dtype != b.dtype or not torch.equal(a, b.to(a.device)):
-            return f"{path} {_shape(a)} differs from {_shape(b)} after transport"
+        if a.shape != b.shape or a.dtype != b.dtype:
+            return f"{path} {_shape(a)} became {_shape(b)} after transport"
+        if not torch.equal(a, b.to(a.device)):
+            return f"{path} {_shape(a)} holds different values after transport"
     return None
 
 

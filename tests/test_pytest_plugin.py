@@ -53,6 +53,14 @@ OUTPUTS = textwrap.dedent("""
         def to_pp_tensors(self):
             return {}
 
+    class Exits(Good):
+        def copy_to_host(self, copy_tensor):
+            raise SystemExit(0)
+
+    class Sparse(Good):
+        def __init__(self):
+            self.rows = torch.eye(2).to_sparse()
+
     BUFFER = torch.zeros(4, 2)
 
     class Aliasing:
@@ -243,6 +251,27 @@ def test_static_buffers_fixture_adds_the_aliasing_items(project: pytest.Pytester
     result = project.runpytest_inprocess(*FAST, "-k", "AUX110 or AUX111")
     result.assert_outcomes(failed=1, passed=1)
     result.stdout.fnmatch_lines(["FAILED auxcheck::auxcheck_device_output::AUX110-*"])
+
+
+@pytest.mark.parametrize(("value", "outcomes"), [
+    pytest.param("auxout.Exits()", {"passed": 3}, id="copy-to-host-calls-sys-exit"),
+    pytest.param("auxout.Sparse()", {"passed": 3}, id="sparse-tensor"),
+    pytest.param("auxout.Aliasing()", {"passed": 2, "failed": 1}, id="aliasing"),
+])
+def test_aliasing_and_stream_items_leave_copy_failures_to_aux103(
+    project: pytest.Pytester, value: str, outcomes: dict[str, int]
+) -> None:
+    """AUX110/111 and the stream items judge only their own codes, whatever the output holds."""
+    project.makeconftest(conftest(f"""
+        @pytest.fixture
+        def auxcheck_device_output():
+            return {value}
+        @pytest.fixture
+        def auxcheck_static_buffers():
+            return [auxout.BUFFER]
+    """))
+    result = project.runpytest_inprocess(*FAST, "-k", "AUX110 or AUX111 or streams")
+    result.assert_outcomes(**outcomes)
 
 
 def test_pp_items_skip_for_an_output_without_pp_support(project: pytest.Pytester) -> None:

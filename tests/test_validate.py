@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -179,6 +180,12 @@ class ClassmethodOutput:
         return GoodHost(copy_tensor(torch.ones(2)))
 
 
+class CachedCopyOutput(Rows):
+    @functools.cache  # noqa: B019 - hashes copy_tensor, as SGLang's is
+    def copy_to_host(self, copy_tensor: Copy) -> Any:
+        return GoodHost(copy_tensor(self.rows))
+
+
 class NoCopyOutput:
     rows = torch.ones(2)
 
@@ -213,6 +220,11 @@ class RaisingCopyOutput(Rows):
         raise ValueError("device lost")
 
 
+class ExitingCopyOutput(Rows):
+    def copy_to_host(self, copy_tensor: Copy) -> Any:
+        raise SystemExit(0)  # would make `auxcheck validate` exit 0, "clean"
+
+
 class NoneCopyOutput(Rows):
     def copy_to_host(self, copy_tensor: Copy) -> Any:
         return None
@@ -242,6 +254,52 @@ class TwoDistinctOutput(Rows):
 class DisjointSlicesOutput(Rows):
     def copy_to_host(self, copy_tensor: Copy) -> Any:
         return GoodHost((copy_tensor(self.rows[:1]), copy_tensor(self.rows[1:])))
+
+
+class ColumnViewsOutput(Rows):
+    """Copies two interleaved column views: strided, but no element is shared."""
+
+    def copy_to_host(self, copy_tensor: Copy) -> Any:
+        return GoodHost((copy_tensor(self.rows[:, 0]), copy_tensor(self.rows[:, 1])))
+
+
+class LazyCopyHost(GoodHost):
+    """Keeps copy_tensor and the device tensor in a closure, and copies in consume."""
+
+    def __init__(self, copy_later: Callable[[], Any]) -> None:
+        super().__init__(torch.zeros(0))
+        self.copy_later = copy_later
+
+    def consume(self, batch: Any, commits: Any) -> None:
+        self.copy_later()
+
+
+class LazyCopyOutput(Rows):
+    def copy_to_host(self, copy_tensor: Copy) -> Any:
+        rows = self.rows
+        return LazyCopyHost(lambda: copy_tensor(rows))
+
+
+class SparseOutput:
+    """Holds a sparse COO tensor: its bytes live in its indices and values."""
+
+    def __init__(self) -> None:
+        self.rows = torch.eye(3).to_sparse()
+
+    def copy_to_host(self, copy_tensor: Copy) -> Any:
+        return GoodHost(copy_tensor(self.rows))
+
+
+class JaggedOutput(SparseOutput):
+    def __init__(self) -> None:
+        self.rows = torch.nested.nested_tensor([torch.ones(2), torch.ones(3)],
+                                               layout=torch.jagged)
+
+
+class SparseKeptOutput(SparseOutput):
+    def copy_to_host(self, copy_tensor: Copy) -> Any:
+        copy_tensor(self.rows)
+        return GoodHost(self.rows)
 
 
 class EmptyTwiceOutput:
@@ -479,10 +537,14 @@ def codes(report: Report) -> list[str]:
     pytest.param(VarArgsOutput(), id="star-args"),
     pytest.param(StaticmethodOutput(), id="staticmethod-taking-copy-tensor"),
     pytest.param(ClassmethodOutput(), id="classmethod"),
+    pytest.param(CachedCopyOutput(), id="lru-cached-method"),
     pytest.param(CompositeDeviceAuxiliaryOutput((Rows(), RenamedParamOutput())), id="composite"),
     pytest.param(TwoDistinctOutput(), id="two-distinct-tensors"),
     pytest.param(DisjointSlicesOutput(), id="disjoint-slices"),
     pytest.param(EmptyTwiceOutput(), id="zero-element-tensor-twice"),
+    pytest.param(ColumnViewsOutput(), id="interleaved-column-views"),
+    pytest.param(SparseOutput(), id="sparse-tensor"),
+    pytest.param(JaggedOutput(), id="jagged-nested-tensor"),
     pytest.param(DeepAndCyclic(), id="deep-and-cyclic-attributes"),
 ])
 def test_a_well_behaved_device_output_has_no_findings(output: Any) -> None:
@@ -500,6 +562,7 @@ def test_a_well_behaved_device_output_has_no_findings(output: Any) -> None:
     pytest.param(StaticmethodWithSelfOutput(), "AUX102", id="staticmethod-expecting-self"),
     pytest.param(RaisingCopyOutput(), "AUX103", id="copy-to-host-raises"),
     pytest.param(NoneCopyOutput(), "AUX103", id="copy-to-host-returns-none"),
+    pytest.param(ExitingCopyOutput(), "AUX103", id="copy-to-host-calls-sys-exit"),
     pytest.param(NoConsumeCopyOutput(), "AUX103", id="host-without-consume"),
     pytest.param(TwiceOutput(), "AUX104", id="same-tensor-twice"),
     pytest.param(SliceTwiceOutput(), "AUX104", id="slice-then-whole"),
@@ -507,6 +570,8 @@ def test_a_well_behaved_device_output_has_no_findings(output: Any) -> None:
     pytest.param(KeepsViewInDictOutput(), "AUX105", id="host-keeps-view-in-dict-list"),
     pytest.param(KeepsInSlotsOutput(), "AUX105", id="host-keeps-tensor-in-slots"),
     pytest.param(KeepsUncopiedOutput(), "AUX105", id="host-keeps-uncopied-view"),
+    pytest.param(SparseKeptOutput(), "AUX105", id="host-keeps-sparse-device-tensor"),
+    pytest.param(LazyCopyOutput(), "AUX105", id="host-copies-lazily-in-consume"),
 ])
 def test_a_broken_device_output_is_reported_with_its_code(output: Any, code: str) -> None:
     """Each device-output bug is reported under its own code, and only that code."""

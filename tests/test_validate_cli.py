@@ -52,8 +52,20 @@ PLUGIN_SOURCE = textwrap.dedent("""
     def make_raising():
         raise RuntimeError("no GPU here")
 
+    def make_exiting():
+        raise SystemExit(0)
+
     class Namespace:
         instance = Output()
+
+    NAMED_BUFFERS = {"graph_out": INSTANCE.rows}
+
+    def make_registry():
+        from auxcheck.aliasing import StaticBufferRegistry
+
+        registry = StaticBufferRegistry()
+        registry.register(INSTANCE.rows, name="graph_out")
+        return registry
 """)
 
 
@@ -118,6 +130,9 @@ def test_findings_exit_one_and_are_printed(
     pytest.param(["tmp_plugin_mod:make_raising"],
                  "factory 'tmp_plugin_mod:make_raising' raised RuntimeError: no GPU here",
                  id="raising-factory"),
+    pytest.param(["tmp_plugin_mod:make_exiting"],
+                 "factory 'tmp_plugin_mod:make_exiting' raised SystemExit: 0",
+                 id="factory-calling-sys-exit"),
     pytest.param(["--ignore", "AUX9", "tmp_plugin_mod:INSTANCE"],
                  "--ignore: unknown rule code 'AUX9'; expected a code such as AUX104 or a "
                  "family prefix such as AUX1 (see `auxcheck rules`)", id="bad-ignore"),
@@ -132,6 +147,22 @@ def test_usage_errors_exit_two_with_the_reason(
     status, out, err = run(capsys, "--path", plugin_dir, *args)
     assert (status, out) == (2, "")
     assert err == f"auxcheck validate: error: {message}\n"
+
+
+@pytest.mark.parametrize("buffers", [
+    pytest.param("tmp_plugin_mod:NAMED_BUFFERS", id="name-to-tensor-mapping"),
+    pytest.param("tmp_plugin_mod:make_registry", id="registry-factory"),
+])
+def test_static_buffers_may_be_named(
+    capsys: pytest.CaptureFixture[str], plugin_dir: str, buffers: str
+) -> None:
+    """--static-buffers takes what check_device_output takes; findings name the buffer."""
+    status, out, err = run(capsys, "--path", plugin_dir, "--static-buffers", buffers,
+                           "tmp_plugin_mod:INSTANCE", "tmp_plugin_mod:make_output")
+    assert (status, err) == (1, "")
+    assert out.splitlines()[0] == "tmp_plugin_mod:INSTANCE: 1 finding"
+    assert "AUX110" in out and "'graph_out'" in out
+    assert "tmp_plugin_mod:make_output: ok" in out
 
 
 def test_json_format_holds_one_report_per_target(
