@@ -19,7 +19,6 @@ from types import ModuleType
 from typing import Any
 
 from auxcheck import protocols
-from auxcheck._byteranges import byte_range, ranges_overlap
 from auxcheck._recording import (
     Appended,
     LeafRaised,
@@ -330,12 +329,25 @@ def copy_findings(leaves: Sequence[RecordingDeviceOutput],
     return _tensor_findings(leaves, [record.passed for record in records], log)
 
 
+def _any_share_bytes(tensors: Sequence[Any]) -> bool:
+    """Returns True when two of ``tensors`` share a byte (exactly: interleaved views do not).
+
+    Sparse and nested tensors count by the dense tensors holding their bytes.
+    """
+    from auxcheck._walk import dense_parts
+    from auxcheck.aliasing import tensors_overlap
+
+    parts = [[part for _, part in dense_parts([("", t)])] for t in tensors]
+    return any(tensors_overlap(a, b, exact=True)
+               for i, mine in enumerate(parts) for theirs in parts[i + 1:]
+               for a in mine for b in theirs)
+
+
 def _tensor_findings(leaves: Sequence[RecordingDeviceOutput],
                      passed: Sequence[tuple[Any, ...]], log: Sequence[Any]) -> list[Finding]:
     findings = []
     for leaf, tensors in zip(leaves, passed):
-        ranges = [byte_range(t) for t in tensors]
-        if any(ranges_overlap(a, b) for i, a in enumerate(ranges) for b in ranges[i + 1:]):
+        if _any_share_bytes(tensors):
             findings.append(Finding.of("AUX104", f"{leaf.label} passed overlapping tensor bytes "
                                        "to copy_tensor", "expected each distinct tensor once",
                                        leaf))

@@ -320,6 +320,42 @@ def test_a_user_leaf_that_raises_is_blamed_not_the_composite(
     assert f"{leaf.__name__}." in info.value.report.findings[0].message
 
 
+class _HostOf:
+    def __init__(self, *tensors: Any) -> None:
+        self.tensors = tensors
+
+    def consume(self, batch: Any, commits: Any) -> None:
+        pass
+
+
+class _InterleavedColumns:
+    def __init__(self) -> None:
+        self.m = torch.arange(12.0).reshape(3, 4)
+
+    def copy_to_host(self, copy_tensor: Any) -> Any:
+        return _HostOf(copy_tensor(self.m[:, 0]), copy_tensor(self.m[:, 1]))
+
+
+class _SparseRows:
+    def __init__(self) -> None:
+        self.rows = torch.eye(3).to_sparse()
+
+    def copy_to_host(self, copy_tensor: Any) -> Any:
+        return _HostOf(copy_tensor(self.rows))
+
+
+@pytest.mark.parametrize("leaf", [
+    pytest.param(_InterleavedColumns, id="interleaved-column-views"),
+    pytest.param(_SparseRows, id="sparse-tensor"),
+])
+def test_correct_user_leaves_with_unusual_tensors_pass_every_property(leaf: type) -> None:
+    """Views sharing no byte are not AUX104, and sparse tensors do not crash the properties."""
+    from hypothesis import strategies as st
+
+    report = run_properties(REFERENCE, leaves=st.builds(leaf), max_examples=10)
+    assert report.ok, report.to_text()
+
+
 def test_the_properties_pass_on_sglang_when_it_is_importable() -> None:
     """Users point the properties at SGLang; they must pass on the real implementation."""
     pytest.importorskip(props.SGLANG_MODULE, reason="SGLang is not installed in this environment")
