@@ -8,6 +8,7 @@ imports torch).
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 
@@ -54,7 +55,13 @@ def main(argv: Sequence[str] | None = None) -> int:
               f"expected one of {', '.join(SUBCOMMANDS)}", file=sys.stderr)
         return 2
     module = importlib.import_module(entry[0])
-    status: int = module.main(args[1:])
+    try:
+        status: int = module.main(args[1:])
+    except BrokenPipeError:
+        # The reader went away (`auxcheck ... | head`): stop quietly, as grep and ruff do,
+        # and keep Python from reporting the pipe again when it flushes stdout at exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     return status
 
 
