@@ -110,10 +110,15 @@ def _finding_text(finding: Finding) -> str:
     return "\n".join(lines)
 
 
-def _raise_if(findings: Iterable[Finding], subject: str) -> None:
-    """Raises ContractViolation carrying ``findings`` when there is any."""
-    report = Report(subject, list(findings))
-    report.raise_for_findings()
+def _raise_if(findings: Iterable[Finding], subject: str, output: Any) -> None:
+    """Raises ContractViolation carrying ``findings``, if any, about ``subject`` ``output``.
+
+    The output is described only on failure: a tensor's repr costs milliseconds, and
+    passing examples run by the hundred.
+    """
+    kept = list(findings)
+    if kept:
+        Report(f"{subject} {describe(output)}", kept).raise_for_findings()
 
 
 # ---------------------------------------------------------------- fixture values
@@ -182,7 +187,7 @@ def run_device_check(key: str, value: Any, *, options: AuxcheckOptions,
     def check(output: Any, data: Any) -> None:
         _skip_unless_pp(key, output, pp_observer)
         _raise_if(_device_findings(key, output, static_buffers, pp_observer),
-                  f"{key} on device output {describe(output)}")
+                  f"{key} on device output", output)
 
     _for_each_output(source, check, light(chosen), needs_data=False)
 
@@ -198,7 +203,7 @@ def light(chosen: settings, *, fraction: int = 5) -> settings:
 
 def _check_streams(ignore: frozenset[str], output: Any, data: Any) -> None:
     findings = [f for f in _stream_findings(output, data) if f.code not in ignore]
-    _raise_if(findings, f"consume over commit streams of {describe(output)}")
+    _raise_if(findings, "consume over commit streams of", output)
 
 
 def _skip_unless_pp(code: str, output: Any, pp_observer: Any) -> None:
