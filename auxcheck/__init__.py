@@ -5,9 +5,9 @@ below are imported on first use (PEP 562), so ``auxcheck migrate`` and the pytes
 plugin pay only for what they touch.
 """
 
-import importlib as _importlib
 import typing as _typing
 
+from auxcheck import _lazy
 from auxcheck._version import __version__
 
 if _typing.TYPE_CHECKING:
@@ -82,16 +82,6 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> _typing.Any:
-    """Returns the public name ``name``, importing the module that defines it on first use."""
-    module = _HOME_OF.get(name)
-    if module is None:
-        raise AttributeError(f"module 'auxcheck' has no attribute {name!r}")
-    value = getattr(_importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    """Returns the public names, loaded or not, for ``dir(auxcheck)`` and completion."""
-    return sorted(set(globals()) | set(__all__))
+# Hidden from type checkers so that a misspelt name stays an error rather than Any.
+if not _typing.TYPE_CHECKING:
+    __getattr__, __dir__ = _lazy.exports(__name__, globals(), _HOME_OF, __all__)

@@ -5,8 +5,9 @@ on first use (PEP 562): a ``--check`` run over files that cannot need work never
 imports the scanner (:mod:`ast`) or :mod:`auxcheck.migrate.transform` (libcst).
 """
 
-import importlib as _importlib
 import typing as _typing
+
+from auxcheck import _lazy
 
 if _typing.TYPE_CHECKING:
     from auxcheck.migrate._moves import Move, MoveTable, builtin_moves, load_moves
@@ -24,16 +25,6 @@ _HOME_OF = {
 __all__ = ["Move", "MoveTable", "builtin_moves", "load_moves", "scan_paths", "scan_source"]
 
 
-def __getattr__(name: str) -> _typing.Any:
-    """Returns the public name ``name``, importing the module that defines it on first use."""
-    module = _HOME_OF.get(name)
-    if module is None:
-        raise AttributeError(f"module 'auxcheck.migrate' has no attribute {name!r}")
-    value = getattr(_importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    """Returns the public names, loaded or not."""
-    return sorted(set(globals()) | set(__all__))
+# Hidden from type checkers so that a misspelt name stays an error rather than Any.
+if not _typing.TYPE_CHECKING:
+    __getattr__, __dir__ = _lazy.exports(__name__, globals(), _HOME_OF, __all__)
