@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from hypothesis import strategies as st
@@ -34,43 +33,6 @@ def test_run_machine_passes_the_reference() -> None:
     """The reference survives the lifecycle under the default profile."""
     report = run_machine(REFERENCE, max_examples=20)
     assert report.ok, report.to_text()
-
-
-@dataclass(frozen=True)
-class LazyHost:
-    outputs: tuple[Any, ...]
-    copy_tensor: Any
-
-    def consume(self, batch: Any, commits: Any) -> None:
-        for output in self.outputs:
-            output.copy_to_host(self.copy_tensor).consume(batch, commits)
-
-
-@dataclass(frozen=True)
-class LazyDevice:
-    outputs: tuple[Any, ...]
-
-    def copy_to_host(self, copy_tensor: Any) -> LazyHost:
-        return LazyHost(self.outputs, copy_tensor)
-
-
-def _lazy_append(current: Any, output: Any) -> Any:
-    if current is None or output is None:
-        return output if current is None else current
-    kids = [k for o in (current, output)
-            for k in (o.outputs if isinstance(o, LazyDevice) else (o,))]
-    return LazyDevice(tuple(kids))
-
-
-def test_a_lazy_copy_fails_at_copy_to_host_with_a_short_step_list() -> None:
-    """Copying at consume time is AUX304, shrunk to a few steps ending in copy_to_host."""
-    report = run_machine(Implementation("lazy", _lazy_append, LazyDevice, LazyHost),
-                         max_examples=30)
-    assert report.codes == ["AUX304"]
-    detail = report.findings[0].detail or ""
-    steps = [line for line in detail.splitlines() if line.startswith("state.")]
-    assert "state.copy_to_host()" in steps and len(steps) <= 8, detail
-    assert report.findings[0].message.startswith("copy_to_host copied children")
 
 
 def test_user_leaves_are_consumed_through_the_machine() -> None:

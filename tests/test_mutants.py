@@ -232,6 +232,17 @@ def test_the_machine_kills_lifecycle_mutants_with_a_short_step_list(
     assert "state." in (report.findings[0].detail or "")
 
 
+def test_a_lazy_copy_fails_at_copy_to_host_with_a_short_step_list() -> None:
+    """Copying at consume time is AUX304, shrunk to a few steps ending in copy_to_host."""
+    lazy = next(impl for impl, _ in MUTANTS if impl.name == "copies-at-consume")
+    report = run_machine(lazy, max_examples=30)
+    assert report.codes == ["AUX304"]
+    detail = report.findings[0].detail or ""
+    steps = [line for line in detail.splitlines() if line.startswith("state.")]
+    assert "state.copy_to_host()" in steps and len(steps) <= 8, detail
+    assert report.findings[0].message.startswith("copy_to_host copied children")
+
+
 def test_the_gate_covers_at_least_ten_mutants_and_every_append_rule() -> None:
     """The table holds ten or more mutants and covers AUX301 through AUX306."""
     assert len(MUTANTS) >= 10
