@@ -158,20 +158,21 @@ def _ini_error(name: str, exc: Exception) -> pytest.UsageError:
     return pytest.UsageError(f"ini option {name}: {exc}")
 
 
+def _option_or_ini(config: pytest.Config, name: str, parse: Callable[[str], str]) -> str:
+    """Returns option ``name`` from the command line (already parsed), else its ini value parsed."""
+    value: str | None = config.getoption(name)
+    if value is not None:
+        return value
+    try:
+        return parse(str(config.getini(name)))
+    except argparse.ArgumentTypeError as exc:
+        raise _ini_error(name, exc) from None
+
+
 def _resolve_options(config: pytest.Config) -> AuxcheckOptions:
     """Returns the run's options: command line over ini, every value validated."""
-    impl = config.getoption("auxcheck_impl")
-    if impl is None:
-        try:
-            impl = impl_value(str(config.getini("auxcheck_impl")))
-        except argparse.ArgumentTypeError as exc:
-            raise _ini_error("auxcheck_impl", exc) from None
-    profile = config.getoption("auxcheck_profile")
-    if profile is None:
-        try:
-            profile = profile_value(str(config.getini("auxcheck_profile")))
-        except argparse.ArgumentTypeError as exc:
-            raise _ini_error("auxcheck_profile", exc) from None
+    impl = _option_or_ini(config, "auxcheck_impl", impl_value)
+    profile = _option_or_ini(config, "auxcheck_profile", profile_value)
     try:
         ignore = parse_codes(project_ignore(config.rootpath))
     except InvalidArgument as exc:
