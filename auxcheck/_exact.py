@@ -11,6 +11,7 @@ which never misses an overlap. torch is imported on first use.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from auxcheck._byteranges import device_key
@@ -18,7 +19,10 @@ from auxcheck._byteranges import device_key
 if TYPE_CHECKING:
     from torch import Tensor
 
-__all__ = ["DEFAULT_LIMIT", "Geometry", "Runs", "geometry", "runs_hit", "runs_of", "runs_share"]
+__all__ = [
+    "DEFAULT_LIMIT", "Geometry", "Runs", "geometry", "runs_hit", "runs_of", "runs_share",
+    "sharing_indices",
+]
 
 DEFAULT_LIMIT = 1 << 22
 """The most byte runs a view is expanded into before exact mode falls back to bounding."""
@@ -103,3 +107,47 @@ def runs_share(a: Runs, b: Runs) -> bool:
     index = torch.searchsorted(a.starts, b.ends, side="left") - 1
     hit = (index >= 0) & (a.reach[index.clamp(min=0)] > b.starts)
     return bool(hit.any())
+
+
+def sharing_indices(left: Sequence[tuple[str, Any]],
+                    right: Sequence[tuple[str, Any]]) -> list[tuple[int, int]]:
+    """Returns the sorted (left index, right index) pairs of ``(path, tensor)`` refs sharing bytes.
+
+    A sweep over bounding byte ranges finds the candidates in about n log n; the exact
+    byte runs settle them, so interleaved strided views such as ``m[:, 0]`` and
+    ``m[:, 1]`` do not count. Sparse and nested tensors count by the dense tensors
+    holding their bytes; tensors with no readable bytes share nothing.
+    """
+    from auxcheck._byteranges import byte_range
+    from auxcheck._walk import dense_parts
+
+    items = []  # (device, lo, hi, side, index, part)
+    for side, refs in ((0, left), (1, right)):
+        for index, ref in enumerate(refs):
+            for _, part in dense_parts([ref]):
+                span = byte_range(part)
+                if span is not None:
+                    items.append((span.device, span.lo, span.hi, side, index, part))
+    items.sort(key=lambda item: (item[0], item[1]))
+    runs: dict[int, Any] = {}
+
+    def runs_for(tensor: Any) -> Any:
+        if id(tensor) not in runs:
+            runs[id(tensor)] = runs_of(geometry(tensor))
+        return runs[id(tensor)]
+
+    pairs: set[tuple[int, int]] = set()
+    active: list[tuple[Any, int, int, int, Any]] = []  # (device, hi, side, index, part)
+    for device, lo, hi, side, index, part in items:
+        active = [a for a in active if a[0] == device and a[1] > lo]
+        for _, _, other_side, other, other_part in active:
+            if other_side == side:
+                continue
+            pair = (index, other) if side == 0 else (other, index)
+            if pair in pairs:
+                continue
+            a, b = runs_for(part), runs_for(other_part)
+            if a is None or b is None or runs_share(a, b):  # too large to expand: bounding
+                pairs.add(pair)
+        active.append((device, hi, side, index, part))
+    return sorted(pairs)

@@ -71,6 +71,7 @@ REFERENCE_LAYOUT: Mapping[str, tuple[str, ...]] = {
         "append_auxiliary_output",
     ),
     "sglang.srt.sampling.sampling_observer": ("SamplingObserver",),
+    "sglang.srt.model_executor.forward_observer": ("ForwardObserver",),
     "sglang.srt.sampling.sampling_observer_pp": (
         "PipelineParallelAuxiliaryOutput",
         "PipelineParallelSamplingObserver",
@@ -79,6 +80,13 @@ REFERENCE_LAYOUT: Mapping[str, tuple[str, ...]] = {
     ),
 }
 """Stub module -> the names of ``auxcheck/protocols.py`` that SGLang defines there."""
+
+UNRELEASED_MODULES: Mapping[str, str] = {
+    "sglang.srt.model_executor.forward_observer": (
+        "SGLang main after 0.5.23 adds it; no release has it yet"
+    ),
+}
+"""Stub modules describing SGLang main, not a release: a release without them is a note."""
 
 REFERENCE_ONLY: Mapping[str, str] = {
     "PP_OUTPUT_PREFIX": "SGLang keeps the prefix private (_OUTPUT_PREFIX)",
@@ -567,7 +575,12 @@ def check_against_source(stubs_dir: Path, read: SourceReader) -> StubCheckResult
     count = 0
     for module, path in _stub_modules(stubs_dir):
         stub = parse_module(module, path.read_text(encoding="utf-8"), stub=True)
-        found, allowed = compare_modules(stub, _read_source_module(module, path, read))
+        source = _read_source_module(module, path, read)
+        if not source.exists and module in UNRELEASED_MODULES:
+            notes.append(f"note: {module}: not in this release: {UNRELEASED_MODULES[module]}")
+            count += 1
+            continue
+        found, allowed = compare_modules(stub, source)
         mismatches += found
         notes += allowed
         count += 1

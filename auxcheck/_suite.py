@@ -10,7 +10,6 @@ Hypothesis failure carries the shrunk example in the exception's notes.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -22,11 +21,9 @@ from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument as HypothesisInvalidArgument
 
 from auxcheck import strategies as aux
-from auxcheck._walk import dense_parts, iter_tensors, unique_tensors
 from auxcheck.errors import ContractViolation, InvalidArgument
 from auxcheck.properties import Implementation, PropertyTest, load_implementation, property_tests
 from auxcheck.report import Finding, Report, describe
-from auxcheck.validate import check_device_output
 
 if TYPE_CHECKING:
     from auxcheck.pytest_plugin import AuxcheckOptions
@@ -38,11 +35,11 @@ __all__ = [
     "run_device_check",
     "run_impl_check",
     "run_import_scan",
+    "run_observer_check",
     "validate_options",
 ]
 
 _PP_CODES = frozenset({"AUX401", "AUX402", "AUX403"})
-_STATIC_CODES = frozenset({"AUX110", "AUX111"})
 
 
 # ---------------------------------------------------------------- options
@@ -51,6 +48,7 @@ _STATIC_CODES = frozenset({"AUX110", "AUX111"})
 def validate_options(options: AuxcheckOptions) -> None:
     """Raises pytest.UsageError naming the option when the profile or implementation is unusable."""
     implementation.cache_clear()  # a dotted module may differ from one session to the next
+    _REPORTS.clear()  # group reports belong to one session's fixtures
     try:
         resolve_settings(options.profile)
     except (InvalidArgument, HypothesisInvalidArgument):
@@ -126,36 +124,188 @@ def _raise_if(findings: Iterable[Finding], subject: str, output: Any) -> None:
 
 @dataclass(frozen=True, slots=True)
 class Source:
-    """A device-output fixture value: an instance, a zero-argument factory, or a strategy."""
+    """A device-output fixture value: an instance, a factory (of none or of the batch), a strategy."""
 
     kind: str
     value: Any
 
-    def strategy(self) -> st.SearchStrategy[Any]:
+    def strategy(self, batch_size: int | None = None) -> st.SearchStrategy[Any]:
         """Returns a strategy of fresh outputs (one value for an instance)."""
         if self.kind == "strategy":
             return self.value  # type: ignore[no-any-return]
         if self.kind == "factory":
             return st.builds(self.value)
+        if self.kind == "batch-factory":
+            from auxcheck._scheduler import SchedulerModel
+
+            size = batch_size or 3
+            return st.integers(0, 2**16).map(
+                lambda seed: self.value(SchedulerModel(seed=seed).batch(size)))
         return st.just(self.value)
 
 
 def as_source(value: Any) -> Source:
     """Returns how a fixture value yields device outputs."""
+    from auxcheck._loop import source_of
+
     if isinstance(value, st.SearchStrategy):
         return Source("strategy", value)
-    if isinstance(value, type) or (callable(value) and not hasattr(value, "copy_to_host")):
-        return Source("factory", value)
-    return Source("instance", value)
+    found = source_of(value)
+    return Source(found.kind, found.value)
+
+
+# ---------------------------------------------------------------- dependencies
+
+_COPY = ("AUX101", "AUX102", "AUX103")
+_OWN = (*_COPY, "AUX104", "AUX105", "AUX201", "AUX202", "AUX203", "AUX204")
+DEPENDS: dict[str, tuple[str, ...]] = {
+    "AUX102": ("AUX101",), "AUX103": ("AUX101", "AUX102"),
+    "AUX104": _COPY, "AUX105": _COPY, "AUX112": _COPY, "AUX201": _COPY,
+    "AUX202": (*_COPY, "AUX201"), "AUX203": (*_COPY, "AUX201"), "AUX204": (*_COPY, "AUX201"),
+    **{code: _OWN for code in ("AUX301", "AUX302", "AUX303", "AUX304", "AUX305", "AUX306")},
+    **{code: _COPY for code in ("AUX401", "AUX402", "AUX403")},
+}
+"""For each item's code, the codes of the output's own contract it cannot be judged without."""
+
+_OBSERVER_DEPENDS = {code: ("AUX102", *DEPENDS.get(code, ())) for code in
+                     ("AUX101", "AUX103", "AUX104", "AUX105", "AUX110", "AUX111", "AUX112",
+                      "AUX201", "AUX202", "AUX203", "AUX204")}
+
+
+@dataclass(frozen=True, slots=True)
+class ItemContext:
+    """Where an item sits: its group's cache key, and the item name of each code in the group."""
+
+    key: str
+    names: dict[str, str]
+    notes: list[Any]
+
+
+def _blocked(code: str, report: Report, context: ItemContext,
+             depends: dict[str, tuple[str, ...]]) -> str | None:
+    """Returns why the item of ``code`` is skipped: the failing item it depends on, or None."""
+    for needed in depends.get(code, ()):
+        failing = [f for f in report if f.code == needed]
+        if failing:
+            name = context.names.get(needed, needed)
+            seen = failing[0].message.partition("; ")[0]
+            return (f"{code}: not judged, it depends on the output's own contract: item {name} "
+                    f"fails ({needed} {seen})")
+    return None
+
+
+_REPORTS: dict[str, Report] = {}
+
+
+def _cached(key: str, build: Callable[[], Report]) -> Report:
+    """Returns the group's report, built once per process: every item of a group reads it."""
+    if key not in _REPORTS:
+        _REPORTS[key] = build()
+    return _REPORTS[key]
+
+
+def _own(code: str, report: Report, context: ItemContext, subject: str, obj: Any,
+         depends: dict[str, tuple[str, ...]]) -> None:
+    """Skips when a prerequisite failed, else raises ContractViolation with ``code``'s findings."""
+    reason = _blocked(code, report, context, depends)
+    if reason is not None:
+        pytest.skip(reason)
+    if code == "AUX105":
+        context.notes.extend(("auxcheck note", f.to_text()) for f in report.notes)
+    _raise_if([f for f in report if f.code == code], f"{code} on {subject}", obj)
+
+
+# ---------------------------------------------------------------- device checks
+
+
+def run_device_check(key: str, value: Any, *, options: AuxcheckOptions, context: ItemContext,
+                     static_buffers: Any = (), pp_observer: Any = None,
+                     batch_size: int | None = None) -> None:
+    """Runs one device-output item: raises ContractViolation with the findings of its code.
+
+    Items whose prerequisite (the output's own ``copy_to_host`` / ``consume``) fails are
+    skipped with a reason naming the failing item: one finding per cause.
+    """
+    source = as_source(value)
+    if key.startswith("AUX3"):
+        _run_device_properties(key, source, options, context, batch_size, static_buffers)
+        return
+    if source.kind == "strategy":
+        _run_strategy_check(key, source, options, context, static_buffers, pp_observer,
+                            batch_size)
+        return
+    if key in _PP_CODES and pp_observer is None and not _has_pp(source, batch_size):
+        pytest.skip(f"{key}: not a pipeline-parallel output (no to_pp_tensors, and no "
+                    "auxcheck_pp_observer fixture)")
+    report = _cached(context.key, lambda: _source_report(source, static_buffers, pp_observer,
+                                                        batch_size))
+    _own(key, report, context, "device output", value, DEPENDS)
+
+
+def _one_output(source: Source, batch_size: int | None) -> Any:
+    """Returns one output of a non-strategy source (None when its factory raises)."""
+    from auxcheck._calls import guard
+    from auxcheck._scheduler import SchedulerModel
+
+    if source.kind == "instance":
+        return source.value
+    args = () if source.kind == "factory" else (SchedulerModel().batch(batch_size or 3),)
+    return guard(source.value, *args).value
+
+
+def _has_pp(source: Source, batch_size: int | None) -> bool:
+    from auxcheck._calls import MISSING, lookup
+
+    return lookup(_one_output(source, batch_size), "to_pp_tensors").value is not MISSING
+
+
+def _source_report(source: Source, static_buffers: Any, pp_observer: Any,
+                   batch_size: int | None) -> Report:
+    """Returns every finding of a non-strategy source: the step loop, then PP transport."""
+    from auxcheck._loop import OutputSource, check_source
+    from auxcheck.validate import _pp_findings, static_registry
+
+    report = check_source(OutputSource(source.kind, source.value),  # type: ignore[arg-type]
+                          batch_size=batch_size, static=static_registry(static_buffers))
+    output = _one_output(source, batch_size)
+    if output is not None:
+        report.extend(_pp_findings(output, pp_observer))
+    return report
+
+
+def _run_strategy_check(key: str, source: Source, options: AuxcheckOptions,
+                        context: ItemContext, static_buffers: Any, pp_observer: Any,
+                        batch_size: int | None) -> None:
+    """Runs ``key`` under Hypothesis: each drawn output is one published step."""
+    from hypothesis import assume
+    from hypothesis.errors import Unsatisfiable
+
+    skipped: list[str] = []
+
+    def check(output: Any, data: Any) -> None:
+        if key in _PP_CODES and pp_observer is None and not hasattr(output, "to_pp_tensors"):
+            skipped.append(f"{key}: not a pipeline-parallel output (no to_pp_tensors, and no "
+                           "auxcheck_pp_observer fixture)")
+            assume(False)
+        report = _source_report(Source("instance", output), static_buffers, pp_observer,
+                                batch_size)
+        reason = _blocked(key, report, context, DEPENDS)
+        if reason is not None:
+            skipped.append(reason)
+            assume(False)
+        _raise_if([f for f in report if f.code == key], f"{key} on device output", output)
+
+    try:
+        _for_each_output(source, check, light(resolve_settings(options.profile)))
+    except Unsatisfiable:
+        pass
+    if skipped:
+        pytest.skip(skipped[0])
 
 
 def _for_each_output(source: Source, check: Callable[[Any, Any], None],
-                     chosen: settings, *, needs_data: bool) -> None:
-    """Runs ``check(output, data)`` once, or under Hypothesis for strategies or ``needs_data``."""
-    if source.kind != "strategy" and not needs_data:
-        check(source.value() if source.kind == "factory" else source.value, None)
-        return
-
+                     chosen: settings) -> None:
+    """Runs ``check(output, data)`` under Hypothesis for every drawn output."""
     @settings(chosen, suppress_health_check=list(HealthCheck),
               phases=[p for p in chosen.phases if p is not Phase.explain])
     @given(output=source.strategy(), data=st.data())
@@ -165,128 +315,44 @@ def _for_each_output(source: Source, check: Callable[[Any, Any], None],
     auxcheck_example()
 
 
-# ---------------------------------------------------------------- device checks
-
-
-def run_device_check(key: str, value: Any, *, options: AuxcheckOptions,
-                     static_buffers: Any = (), pp_observer: Any = None) -> None:
-    """Runs one device-output item: raises ContractViolation with the findings of its code.
-
-    ``key`` is a rule code, or ``streams`` for ``consume`` over commit streams (AUX202-204).
-    """
-    source = as_source(value)
-    chosen = resolve_settings(options.profile)
-    if key.startswith("AUX3"):
-        _run_device_properties(key, source, options)
-        return
-    if key == "streams":
-        _for_each_output(source, functools.partial(_check_streams, options.ignore),
-                         light(chosen, fraction=2), needs_data=True)
-        return
-
-    def check(output: Any, data: Any) -> None:
-        _skip_unless_pp(key, output, pp_observer)
-        _raise_if(_device_findings(key, output, static_buffers, pp_observer),
-                  f"{key} on device output", output)
-
-    _for_each_output(source, check, light(chosen), needs_data=False)
-
-
 def light(chosen: settings, *, fraction: int = 5) -> settings:
     """Returns ``chosen`` with 1/``fraction`` of its examples (at least 5).
 
-    Per-rule items on strategy values and the mixed-leaf properties take a fifth, the
-    commit streams half: the impl group runs every property with all of them.
+    Per-rule items on strategy values and the mixed-leaf properties take a fifth: the
+    impl group runs every property with all of them.
     """
     return settings(chosen, max_examples=max(5, chosen.max_examples // fraction))
 
 
-def _check_streams(ignore: frozenset[str], output: Any, data: Any) -> None:
-    findings = [f for f in _stream_findings(output, data) if f.code not in ignore]
-    _raise_if(findings, "consume over commit streams of", output)
+# ---------------------------------------------------------------- observers
 
 
-def _skip_unless_pp(code: str, output: Any, pp_observer: Any) -> None:
-    if code in _PP_CODES and pp_observer is None and not hasattr(output, "to_pp_tensors"):
-        pytest.skip(f"{code}: not a pipeline-parallel output (no to_pp_tensors, and no "
-                    "auxcheck_pp_observer fixture)")
+def observer_of(value: Any, hooks: Iterable[str]) -> Any:
+    """Returns the observer a fixture value gives: itself, or what a factory of it returns."""
+    from auxcheck._calls import MISSING, lookup
+
+    if any(lookup(value, hook).value is not MISSING for hook in hooks) \
+            and not isinstance(value, type):
+        return value
+    return value() if callable(value) else value
 
 
-def _device_findings(code: str, output: Any, static_buffers: Any,
-                     pp_observer: Any) -> list[Finding]:
-    """Returns the validator's findings of ``code`` for one output."""
-    if code in _STATIC_CODES:
-        return _static_findings(code, output, static_buffers)
-    report = check_device_output(output, pp_observer=pp_observer)
-    return [f for f in report if f.code == code]
+def run_observer_check(key: str, kind: str, value: Any, *, context: ItemContext,
+                       static_buffers: Any = (), batch_size: int | None = None) -> None:
+    """Runs one observer item: the observer through SGLang's step loop, findings of ``key``."""
+    from auxcheck import validate
 
+    def build() -> Report:
+        if kind == "forward":
+            observer = observer_of(value, ("after_forward",))
+            return validate.check_forward_observer(observer, batch_size=batch_size,
+                                                   static_buffers=static_buffers)
+        observer = observer_of(value, ("is_active", "before_grammar", "after_sample"))
+        return validate.check_sampling_observer(observer, batch_size=batch_size,
+                                                static_buffers=static_buffers)
 
-def _static_findings(code: str, output: Any, static_buffers: Any) -> list[Finding]:
-    """Returns AUX110/AUX111 findings: output tensors (and those it copies) in graph memory."""
-    from auxcheck.aliasing import static_buffer_findings
-
-    copied: list[Any] = []
-
-    def copy_tensor(tensor: Any) -> Any:
-        copied.append(tensor)
-        return tensor.detach().clone()
-
-    with contextlib.suppress(Exception, SystemExit):  # AUX101-103 report it; tensors seen count
-        output.copy_to_host(copy_tensor)
-    refs = dense_parts(unique_tensors([*iter_tensors(output), *(("<copied>", t) for t in copied)]))
-    return [f for f in static_buffer_findings([t for _, t in refs], static_buffers)
-            if f.code == code]
-
-
-def _stream_findings(output: Any, data: Any) -> list[Finding]:
-    """Returns the AUX202-204 findings of ``consume`` over a drawn commit stream."""
-    import torch
-
-    try:
-        host = output.copy_to_host(torch.clone)
-    except (Exception, SystemExit):  # noqa: BLE001 - reported by AUX101-103
-        return []
-    if not callable(getattr(host, "consume", None)):
-        return []
-    size = _rows(output)
-    batches = aux.batches(min_reqs=size, max_reqs=size)
-    stream = data.draw(aux.commit_streams(batches=batches, max_steps=3), label="commit stream")
-    for step in stream.play():
-        found = _consume_step_findings(host, step.batch, step.commits)
-        if found:
-            return found
-    return []
-
-
-def _rows(output: Any) -> int:
-    """Returns the batch size an output was built for: its first tensor's leading dimension."""
-    for _, tensor in iter_tensors(output):
-        try:
-            if tensor.dim() > 0:
-                return min(int(tensor.shape[0]), 8)
-        except Exception:  # noqa: BLE001, S112 - a nested tensor has no single shape
-            continue
-    return 3
-
-
-def _consume_step_findings(host: Any, batch: Any, commits: list[Any]) -> list[Finding]:
-    """Returns AUX202-204 findings of one ``consume(batch, commits)`` call."""
-    reqs, before, entries = batch.reqs, tuple(batch.reqs), tuple(commits)
-    findings = []
-    try:
-        returned = host.consume(batch, commits)
-    except (Exception, SystemExit) as exc:  # noqa: BLE001 - plugin code raising is a finding
-        findings.append(Finding.of(
-            "AUX202", f"consume raised {type(exc).__name__}: {exc} on a commit stream step",
-            "expected it to handle any valid aligned commits", host))
-        returned = None
-    if tuple(commits) != entries or batch.reqs is not reqs or tuple(reqs) != before:
-        findings.append(Finding.of("AUX203", "consume changed commits or batch.reqs",
-                                   "expected both left as passed", host))
-    if returned is not None:
-        findings.append(Finding.of("AUX204", f"consume returned {describe(returned)}",
-                                   "expected None", host))
-    return findings
+    report = _cached(context.key, build)
+    _own(key, report, context, f"{kind} observer", value, _OBSERVER_DEPENDS)
 
 
 # ---------------------------------------------------------------- properties
@@ -298,19 +364,22 @@ def property_names() -> tuple[tuple[str, tuple[str, ...]], ...]:
     return tuple((p.name, p.codes) for p in property_tests(implementation("reference")))
 
 
-def _properties(impl: Implementation, *, leaves: Any, profile: str,
-                fraction: int = 1) -> list[PropertyTest]:
+def _properties(impl: Implementation, *, leaves: Any, profile: str, fraction: int = 1,
+                batch_size: int | None = None) -> list[PropertyTest]:
     """Returns the property tests under ``profile`` with 1/``fraction`` of its examples."""
     examples = max(5, resolve_settings(profile).max_examples // fraction)
     name = profile if profile in aux.PROFILES else "auxcheck-default"
-    return list(property_tests(impl, leaves=leaves, profile=name, max_examples=examples))
+    return list(property_tests(impl, leaves=leaves, profile=name, max_examples=examples,
+                               batch_size=batch_size))
 
 
 def _run_properties(name: str, impl: Implementation, *, leaves: Any,
-                    options: AuxcheckOptions, fraction: int = 1) -> None:
+                    options: AuxcheckOptions, fraction: int = 1,
+                    batch_size: int | None = None) -> None:
     """Runs the property ``name``; re-raises its violation without ignored codes."""
     chosen = [p for p in _properties(impl, leaves=leaves, profile=options.profile,
-                                     fraction=fraction) if p.name == name]
+                                     fraction=fraction, batch_size=batch_size)
+              if p.name == name]
     if not chosen:
         raise InvalidArgument(f"no append/composite property named {name!r}")
     try:
@@ -323,12 +392,34 @@ def _run_properties(name: str, impl: Implementation, *, leaves: Any,
             raise violation from None
 
 
-def _run_device_properties(code: str, source: Source, options: AuxcheckOptions) -> None:
-    """Runs the properties whose first code is ``code``, the user's outputs among the leaves."""
+def _run_device_properties(code: str, source: Source, options: AuxcheckOptions,
+                           context: ItemContext, batch_size: int | None,
+                           static_buffers: Any) -> None:
+    """Runs the properties whose first code is ``code``, the user's outputs among the leaves.
+
+    They are skipped when the user's output breaks its own contract (its own items say
+    so); a user leaf raising inside a composite skips the item with the leaf's code.
+    """
+    if source.kind != "strategy":
+        report = _cached(context.key, lambda: _source_report(source, static_buffers, None,
+                                                            batch_size))
+        reason = _blocked(code, report, context, DEPENDS)
+        if reason is not None:
+            pytest.skip(reason)
     impl = implementation(options.impl)
     for name, codes in property_names():
-        if codes[0] == code:
-            _run_properties(name, impl, leaves=source.strategy(), options=options, fraction=5)
+        if codes[0] != code:
+            continue
+        try:
+            _run_properties(name, impl, leaves=source.strategy(batch_size), options=options,
+                            fraction=5, batch_size=batch_size)
+        except ContractViolation as exc:
+            foreign = [f for f in exc.report if f.code not in codes]
+            if foreign and len(foreign) == len(exc.report.findings):
+                item = context.names.get(foreign[0].code, foreign[0].code)
+                pytest.skip(f"{code}: not judged, your output broke its own contract inside "
+                            f"the composite ({foreign[0].code}; see item {item})")
+            raise
 
 
 def run_impl_check(name: str, *, options: AuxcheckOptions) -> None:

@@ -19,8 +19,9 @@ DESCRIPTION = (
     "Load each MODULE:ATTR (calling it first when it is a class or a zero-argument "
     "factory function) and check it against the auxiliary-output contract: as a device "
     "output when it has copy_to_host (or nothing else it could be), as a host output when "
-    "it has consume, as a sampling observer when it has after_sample. Exit status: 0 when "
-    "clean, 1 on findings, 2 on usage errors."
+    "it has consume, as a sampling observer when it has after_sample (driven through "
+    "SGLang's step loop), as a forward observer when it has after_forward. Exit status: 0 "
+    "when clean (notes such as AUX106 included), 1 on findings, 2 on usage errors."
 )
 
 _OBSERVER_HOOKS = ("is_active", "before_grammar", "after_sample")
@@ -58,6 +59,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--static-buffers", metavar="MODULE:ATTR",
                         help="tensors, a name -> tensor mapping or a StaticBufferRegistry (or "
                         "a factory of one) a CUDA graph owns (AUX110)")
+    parser.add_argument("--batch-size", type=_positive, default=None, metavar="N",
+                        help="the number of requests the outputs are built for (default: "
+                        "inferred from their tensors' shapes, and said so in the findings)")
     parser.add_argument("--path", action="append", default=[], metavar="DIR",
                         help="directory to put first on sys.path (repeatable; the current "
                         "directory is always importable)")
@@ -75,12 +79,28 @@ def _import_path(dirs: Sequence[str]) -> Iterator[None]:
         sys.path[:] = saved
 
 
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"invalid value {text!r}; expected a whole number >= 1")
+    return value
+
+
 def _run(options: argparse.Namespace) -> list[Report]:
     ignored = _ignored(options.ignore)
     observer = None if options.pp_observer is None else _materialize(options.pp_observer)
     buffers = [] if options.static_buffers is None else _buffers(options.static_buffers)
-    targets = [(spec, _materialize(spec)) for spec in options.targets]
-    return [_check(spec, obj, buffers, observer).without(ignored) for spec, obj in targets]
+    targets = [(spec, _load(spec)) for spec in options.targets]
+    return [_check(spec, _materialize(spec, loaded), _factory(loaded), buffers, observer,
+                   options.batch_size).without(ignored) for spec, loaded in targets]
+
+
+def _factory(loaded: Any) -> Any:
+    """Returns ``loaded`` when it is a factory (a class or a function), else None."""
+    return loaded if isinstance(loaded, type) or inspect.isroutine(loaded) else None
 
 
 def _ignored(values: Sequence[str]) -> frozenset[str]:
@@ -92,22 +112,31 @@ def _ignored(values: Sequence[str]) -> frozenset[str]:
         raise UsageError(f"--ignore: {exc}") from None
 
 
-def _check(spec: str, obj: Any, buffers: Any, observer: Any) -> Report:
+def _check(spec: str, obj: Any, factory: Any, buffers: Any, observer: Any,
+           size: int | None) -> Report:
     """Returns one report holding every check that applies to ``obj``."""
     from auxcheck import validate
 
     kinds = [name for name in ("copy_to_host", "consume") if _has(obj, name)]
+    forward = _has(obj, "after_forward")
     report = Report(spec)
-    if "copy_to_host" in kinds or not (kinds or _is_observer(obj)):
-        try:
+    try:
+        if factory is not None and "copy_to_host" in kinds:  # several steps, a fresh output each
+            report.extend(validate.check_device_outputs(
+                factory, batch_size=size, static_buffers=buffers, pp_observer=observer))
+        elif "copy_to_host" in kinds or not (kinds or _is_observer(obj) or forward):
             report.extend(validate.check_device_output(
-                obj, static_buffers=buffers, pp_observer=observer))
-        except InvalidArgument as exc:
-            raise UsageError(f"--static-buffers: {exc}") from None
-    if "consume" in kinds:
-        report.extend(validate.check_host_output(obj))
-    if _is_observer(obj):
-        report.extend(validate.check_sampling_observer(obj))
+                obj, batch_size=size, static_buffers=buffers, pp_observer=observer))
+        if "consume" in kinds:
+            report.extend(validate.check_host_output(obj, batch_size=size))
+        if _is_observer(obj):
+            report.extend(validate.check_sampling_observer(obj, batch_size=size,
+                                                           static_buffers=buffers))
+        if forward:
+            report.extend(validate.check_forward_observer(obj, batch_size=size,
+                                                          static_buffers=buffers))
+    except InvalidArgument as exc:
+        raise UsageError(f"--static-buffers: {exc}") from None
     return report
 
 
@@ -137,9 +166,9 @@ def _buffers(spec: str) -> Any:
                          "expected a tensor or an iterable of tensors") from None
 
 
-def _materialize(spec: str) -> Any:
+def _materialize(spec: str, obj: Any = None) -> Any:
     """Returns the object ``spec`` names, called first when it is a zero-argument factory."""
-    obj = _load(spec)
+    obj = _load(spec) if obj is None else obj
     if not (isinstance(obj, type) or inspect.isroutine(obj)):
         return obj
     try:
@@ -187,5 +216,7 @@ def _print(reports: list[Report], fmt: str) -> None:
         return
     print("\n".join(report.to_text() for report in reports))
     total = sum(len(report) for report in reports)
+    notes = sum(len(report.notes) for report in reports)
     noun = "finding" if total == 1 else "findings"
-    print(f"\n{total} {noun} in {len(reports)} object{'s' if len(reports) != 1 else ''}")
+    also = f" ({notes} note{'s' if notes != 1 else ''})" if notes else ""
+    print(f"\n{total} {noun}{also} in {len(reports)} object{'s' if len(reports) != 1 else ''}")

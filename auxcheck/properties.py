@@ -505,11 +505,14 @@ def property_tests(
     leaves: Any = None,
     profile: str = "auxcheck-default",
     max_examples: int | None = None,
+    batch_size: int | None = None,
 ) -> tuple[PropertyTest, ...]:
     """Returns every property bound to ``impl`` as a Hypothesis test under ``profile``.
 
     ``leaves`` (a strategy of your own device outputs) is mixed into the leaves;
-    ``max_examples`` caps the profile's example count.
+    ``max_examples`` caps the profile's example count. Composites holding your outputs
+    are consumed once, with a batch of ``batch_size`` requests (default: inferred from
+    your first output's tensors), as SGLang consumes them.
     """
     from hypothesis import given, settings
 
@@ -525,6 +528,12 @@ def property_tests(
         check_none_identity(impl, _built(impl, "check_none_identity", "AUX303", operands))
 
     def broadcast(operands: tuple[Operand, ...], stream: Any) -> None:
+        users = [leaf.inner for leaf in operand_leaves(Appended(operands))
+                 if leaf.inner is not None]
+        if users:  # consume the user's outputs with a batch they could have been built for
+            batch, commits = _user_step(users[0], batch_size)
+            check_broadcast(impl, operands, batch, commits)
+            return
         for step in stream.play():
             check_broadcast(impl, operands, step.batch, step.commits)
 
@@ -543,6 +552,17 @@ def property_tests(
     ]
     return tuple(PropertyTest(name, codes, chosen(given(**strats)(_named(name, function))))
                  for name, codes, function, strats in table)
+
+
+def _user_step(output: Any, batch_size: int | None) -> tuple[Any, Any]:
+    """Returns one step's batch snapshot and commits for a batch ``output`` was built for."""
+    from auxcheck._loop import infer_batch_sizes
+    from auxcheck._scheduler import SchedulerModel
+
+    size = batch_size or infer_batch_sizes(output)[0].sizes[0]
+    model = SchedulerModel(seed=size)
+    batch = model.batch(size).copy()
+    return batch, model.commit(batch)
 
 
 def _named(name: str, function: Callable[..., None]) -> Callable[..., None]:
@@ -569,10 +589,12 @@ def run_properties(
     leaves: Any = None,
     profile: str = "auxcheck-default",
     max_examples: int | None = None,
+    batch_size: int | None = None,
 ) -> Report:
     """Returns a report of every property ``impl`` fails; each finding's detail is the example."""
     report = Report(f"append/composite properties of {impl.name}")
-    for prop in property_tests(impl, leaves=leaves, profile=profile, max_examples=max_examples):
+    for prop in property_tests(impl, leaves=leaves, profile=profile, max_examples=max_examples,
+                               batch_size=batch_size):
         try:
             prop.test()
         except ContractViolation as exc:

@@ -20,6 +20,7 @@ __all__ = [
     "CompositeDeviceAuxiliaryOutput",
     "CompositeHostAuxiliaryOutput",
     "DeviceAuxiliaryOutput",
+    "ForwardObserver",
     "HostAuxiliaryOutput",
     "PipelineParallelAuxiliaryOutput",
     "PipelineParallelSamplingObserver",
@@ -135,6 +136,20 @@ class SamplingObserver(Protocol):
 
     def after_sample(
         self, state: Any, token_ids: torch.Tensor
+    ) -> DeviceAuxiliaryOutput | None: ...
+
+
+class ForwardObserver(Protocol):
+    """A hook right after the forward pass (SGLang main after 0.5.23, not yet released).
+
+    ``after_forward`` runs on the scheduler thread right after the forward is launched;
+    ``batch`` may change before the result is processed, and with ``can_run_graph``
+    the logits output can alias CUDA-graph buffers. Its output is composed with the
+    sampling observer's, forward first.
+    """
+
+    def after_forward(
+        self, batch: Any, forward_batch: Any, logits_output: Any, *, can_run_graph: bool
     ) -> DeviceAuxiliaryOutput | None: ...
 
 

@@ -34,12 +34,19 @@ if TYPE_CHECKING:
 __all__ = [
     "DEVICE_CHECKS",
     "FIXTURE",
+    "OBSERVER_CHECKS",
     "AuxcheckOptions",
 ]
 
 FIXTURE = "auxcheck_device_output"
+SAMPLING_OBSERVER_FIXTURE = "auxcheck_sampling_observer"
+FORWARD_OBSERVER_FIXTURE = "auxcheck_forward_observer"
 STATIC_BUFFERS_FIXTURE = "auxcheck_static_buffers"
 PP_OBSERVER_FIXTURE = "auxcheck_pp_observer"
+BATCH_SIZE_FIXTURE = "auxcheck_batch_size"
+OBSERVER_FIXTURES = {SAMPLING_OBSERVER_FIXTURE: "sampling", FORWARD_OBSERVER_FIXTURE: "forward"}
+SUBJECT_FIXTURES = (FIXTURE, *OBSERVER_FIXTURES)
+"""The fixtures whose values the suite checks; finding none of them is a usage error."""
 IMPL_CHOICES = ("auto", "reference", "sglang")
 DEFAULT_PROFILE = "auxcheck-default"
 SUITE_NAME = "auxcheck"
@@ -54,11 +61,11 @@ DEVICE_CHECKS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("AUX105", "AUX105-no-copy-bypass", ("AUX105",)),
     ("AUX110", "AUX110-static-buffer-alias", ("AUX110",)),
     ("AUX111", "AUX111-graph-pool-alias", ("AUX111",)),
+    ("AUX112", "AUX112-values-at-copy", ("AUX112",)),
     ("AUX201", "AUX201-consume-callable", ("AUX201",)),
     ("AUX202", "AUX202-consume-valid-commits", ("AUX202",)),
     ("AUX203", "AUX203-consume-read-only", ("AUX203",)),
     ("AUX204", "AUX204-consume-returns-none", ("AUX204",)),
-    ("streams", "AUX202-AUX204-commit-streams", ("AUX202", "AUX203", "AUX204")),
     ("AUX301", "AUX301-append-flattens", ("AUX301",)),
     ("AUX302", "AUX302-append-order", ("AUX302",)),
     ("AUX303", "AUX303-append-none", ("AUX303",)),
@@ -74,6 +81,26 @@ DEVICE_CHECKS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
 AUX110/AUX111 appear only where the fixture ``auxcheck_static_buffers`` is visible.
 """
 
+OBSERVER_CHECKS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("AUX102", "AUX102-observer-hooks", ("AUX102",)),
+    ("AUX101", "AUX101-published-output", ("AUX101",)),
+    ("AUX103", "AUX103-copy-to-host-result", ("AUX103",)),
+    ("AUX104", "AUX104-single-copy", ("AUX104",)),
+    ("AUX105", "AUX105-no-copy-bypass", ("AUX105",)),
+    ("AUX110", "AUX110-graph-buffer-alias", ("AUX110",)),
+    ("AUX111", "AUX111-graph-pool-alias", ("AUX111",)),
+    ("AUX112", "AUX112-values-at-copy", ("AUX112",)),
+    ("AUX201", "AUX201-consume-callable", ("AUX201",)),
+    ("AUX202", "AUX202-consume-valid-commits", ("AUX202",)),
+    ("AUX203", "AUX203-consume-read-only", ("AUX203",)),
+    ("AUX204", "AUX204-consume-returns-none", ("AUX204",)),
+)
+"""(code, item name, rule codes) of every item in an observer group, run through the step loop.
+
+AUX111 appears only where ``auxcheck_static_buffers`` is visible; AUX110 always (the
+loop's own CUDA-graph outputs count).
+"""
+
 _STATIC_CODES = frozenset({"AUX110", "AUX111"})
 _NO_NODE = object()
 _DOTTED = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
@@ -87,6 +114,7 @@ class AuxcheckOptions:
     profile: str
     ignore: frozenset[str]
     paths: tuple[Path, ...]
+    impl_given: bool = False
 
 
 _OPTIONS = pytest.StashKey[AuxcheckOptions]()
@@ -183,7 +211,8 @@ def _resolve_options(config: pytest.Config) -> AuxcheckOptions:
     except InvalidArgument as exc:
         raise _ini_error("auxcheck_ignore", exc) from None
     paths = tuple(Path(p) for p in config.getini("auxcheck_paths")) or (config.rootpath,)
-    return AuxcheckOptions(impl, profile, ignore, paths)
+    given = config.getoption("auxcheck_impl") is not None or impl != "auto"
+    return AuxcheckOptions(impl, profile, ignore, paths, given)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -260,10 +289,59 @@ def header_line(options: AuxcheckOptions, device_outputs: int) -> str:
 
 
 @pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(config: pytest.Config, items: Sequence[pytest.Item]) -> None:
-    """Counts the device outputs collected, before ``-k`` / ``-m`` deselect any item."""
-    if _OPTIONS in config.stash:
-        config.stash[_DEVICE_OUTPUTS] = len(_device_group_keys(i.nodeid for i in items))
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config,
+                                  items: Sequence[pytest.Item]) -> None:
+    """Counts the device outputs collected, before ``-k`` / ``-m`` deselect any item.
+
+    Raises pytest.UsageError when nothing is there to check: no output and no observer
+    fixture (a misnamed fixture must never read as a pass), unless ``--auxcheck-impl``
+    names the implementation to prove.
+    """
+    options = config.stash.get(_OPTIONS, None)
+    if options is None:
+        return
+    config.stash[_DEVICE_OUTPUTS] = len(_device_group_keys(i.nodeid for i in items))
+    subjects = any(isinstance(i.parent, DeviceGroup) for i in items)
+    if not subjects and not options.impl_given:
+        raise pytest.UsageError(_nothing_to_check(session))
+
+
+def _nothing_to_check(session: pytest.Session) -> str:
+    """Returns the error for a run that found no fixture to check, with the closest names seen."""
+    import difflib
+
+    seen = sorted(_fixture_names(session))
+    close = sorted({m for name in SUBJECT_FIXTURES
+                    for m in difflib.get_close_matches(name, seen, n=3, cutoff=0.75)}
+                   | {n for n in seen if n.startswith("auxcheck_") and n not in (
+                       *SUBJECT_FIXTURES, STATIC_BUFFERS_FIXTURE, PP_OBSERVER_FIXTURE,
+                       BATCH_SIZE_FIXTURE)})
+    hint = (f"; closest fixture names seen: {', '.join(close)}" if close
+            else "; no fixture with a similar name was seen")
+    return ("--auxcheck found nothing to check: no conftest.py under the collected paths "
+            f"defines {', '.join(SUBJECT_FIXTURES)}{hint}. Define one of them (or pass "
+            "--auxcheck-impl to prove only an append/composite implementation)")
+
+
+def _fixture_names(session: pytest.Session) -> Iterable[str]:
+    # pytest's fixture manager has no public listing; checked on pytest 7.4 to 9.
+    manager = session._fixturemanager
+    return list(getattr(manager, "_arg2fixturedefs", {}))
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    """Lists the notes (AUX106) the passing items recorded, once each."""
+    if _OPTIONS not in config.stash:
+        return
+    notes: dict[str, None] = {}
+    for report in terminalreporter.stats.get("passed", []):
+        for key, text in getattr(report, "user_properties", ()):
+            if key == "auxcheck note":
+                notes.setdefault(f"{report.nodeid}: {text}")
+    if notes:
+        terminalreporter.section("auxcheck notes")
+        for line in notes:
+            terminalreporter.line(line)
 
 
 def pytest_report_collectionfinish(
@@ -303,7 +381,8 @@ def pytest_make_collect_report(
         return report
     if isinstance(collector, pytest.Session):
         suite = AuxcheckSuite.from_parent(collector, name=SUITE_NAME, nodeid=SUITE_NAME)
-    elif isinstance(collector, pytest.Directory) and _fixture_defs_at(collector, FIXTURE):
+    elif isinstance(collector, pytest.Directory) and any(
+            _fixture_defs_at(collector, name) for name in SUBJECT_FIXTURES):
         suite = AuxcheckSuite.from_parent(collector, name=SUITE_NAME)
     else:
         return report
@@ -340,6 +419,11 @@ class AuxcheckSuite(pytest.Collector):
         nodes: list[pytest.Item | pytest.Collector] = []
         for fixturedef in _fixture_defs_at(self._owner, FIXTURE)[-1:]:
             nodes += _device_groups(self, fixturedef)
+        for name, kind in OBSERVER_FIXTURES.items():
+            for fixturedef in _fixture_defs_at(self._owner, name)[-1:]:
+                group = getattr(fixturedef.func, "__name__", name)
+                nodes.append(ObserverGroup.from_parent(self, name=group, fixturedef=fixturedef,
+                                                       kind=kind))
         if isinstance(self.parent, pytest.Session):
             from auxcheck import _suite
 
@@ -406,18 +490,33 @@ class DeviceGroup(pytest.Collector):
         options = self.config.stash[_OPTIONS]
         has_buffers = _visible(self, STATIC_BUFFERS_FIXTURE)
         has_observer = _visible(self, PP_OBSERVER_FIXTURE)
+        has_size = _visible(self, BATCH_SIZE_FIXTURE)
         callspec = self._callspec(index)
+        suffix = "" if callspec is None else f"[{callspec.id}]"
+        names = {key: f"{name}{suffix}" for key, name, _ in self.checks}
         items = []
-        for key, name, codes in DEVICE_CHECKS:
-            if set(codes) <= options.ignore or (set(codes) <= _STATIC_CODES and not has_buffers):
+        for key, name, codes in self.checks:
+            if set(codes) <= options.ignore or (set(codes) <= _STATIC_CODES and not has_buffers
+                                                and not self.graph_buffers_own(key)):
                 continue
-            full = name if callspec is None else f"{name}[{callspec.id}]"
             item = AuxcheckFunction.from_parent(
-                self, name=full, originalname=name, callspec=callspec,
-                callobj=_device_callobj(key, has_buffers, has_observer))
+                self, name=f"{name}{suffix}", originalname=name, callspec=callspec,
+                callobj=self._callobj(key, f"{self.nodeid}{suffix}", names,
+                                      _Visible(has_buffers, has_observer, has_size)))
             item.extra_keyword_matches.update(codes)
             items.append(item)
         return items
+
+    checks = DEVICE_CHECKS
+    fixture = FIXTURE
+
+    def graph_buffers_own(self, key: str) -> bool:
+        """Returns True for a static-memory code the group judges without user buffers."""
+        return False
+
+    def _callobj(self, key: str, group: str, names: dict[str, str],
+                 visible: _Visible) -> Callable[..., None]:
+        return _device_callobj(key, group, names, visible)
 
     def _callspec(self, index: int | None) -> Any:
         """Returns the parametrisation that selects the fixture value at ``index``, if any."""
@@ -427,8 +526,8 @@ class DeviceGroup(pytest.Collector):
         param = params[index]
         marks = list(getattr(param, "marks", ())) if _is_parameter_set(param) else []
         return _callspec_type()(
-            params={FIXTURE: _param_value(param)}, indices={FIXTURE: index},
-            _arg2scope={FIXTURE: self.fixturedef._scope},
+            params={self.fixture: _param_value(param)}, indices={self.fixture: index},
+            _arg2scope={self.fixture: self.fixturedef._scope},
             _idlist=[_param_id(self.fixturedef, index, param)], marks=marks)
 
 
@@ -440,19 +539,75 @@ def _callspec_type() -> Any:
     return CallSpec
 
 
-def _device_callobj(code: str, has_buffers: bool, has_observer: bool) -> Callable[..., None]:
+@dataclass(frozen=True, slots=True)
+class _Visible:
+    """Which optional fixtures an item can see."""
+
+    buffers: bool
+    pp_observer: bool
+    batch_size: bool
+
+    def values(self, request: pytest.FixtureRequest) -> tuple[Any, Any, int | None]:
+        """Returns (static buffers, PP observer, batch size) from the fixtures that exist."""
+        buffers = request.getfixturevalue(STATIC_BUFFERS_FIXTURE) if self.buffers else ()
+        observer = request.getfixturevalue(PP_OBSERVER_FIXTURE) if self.pp_observer else None
+        size = request.getfixturevalue(BATCH_SIZE_FIXTURE) if self.batch_size else None
+        if size is not None and (not isinstance(size, int) or isinstance(size, bool)
+                                 or size < 1):
+            raise pytest.UsageError(f"fixture {BATCH_SIZE_FIXTURE} returned {size!r}; expected "
+                                    "the number of requests your outputs are built for (>= 1)")
+        return buffers, observer, size
+
+
+def _context(request: pytest.FixtureRequest, group: str, names: dict[str, str]) -> Any:
+    from auxcheck import _suite
+
+    return _suite.ItemContext(group, names, request.node.user_properties)
+
+
+def _device_callobj(code: str, group: str, names: dict[str, str],
+                    visible: _Visible) -> Callable[..., None]:
     """Returns the test function of one device-output item (it requests the user's fixture)."""
 
     def auxcheck_device_output_check(request: pytest.FixtureRequest,
                                      auxcheck_device_output: Any) -> None:
         from auxcheck import _suite
 
-        buffers = request.getfixturevalue(STATIC_BUFFERS_FIXTURE) if has_buffers else ()
-        observer = request.getfixturevalue(PP_OBSERVER_FIXTURE) if has_observer else None
+        buffers, observer, size = visible.values(request)
         _suite.run_device_check(code, auxcheck_device_output, options=_options(request),
-                                static_buffers=buffers, pp_observer=observer)
+                                context=_context(request, group, names),
+                                static_buffers=buffers, pp_observer=observer, batch_size=size)
 
     return auxcheck_device_output_check
+
+
+class ObserverGroup(DeviceGroup):
+    """The per-rule items for every value of one observer fixture, driven through the step loop."""
+
+    checks = OBSERVER_CHECKS
+
+    def __init__(self, *, kind: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.kind = kind
+        self.fixture = self.fixturedef.argname
+
+    def graph_buffers_own(self, key: str) -> bool:
+        """Returns True for AUX110: the loop's own CUDA-graph outputs are registered."""
+        return key == "AUX110"
+
+    def _callobj(self, key: str, group: str, names: dict[str, str],
+                 visible: _Visible) -> Callable[..., None]:
+        fixture, kind = self.fixture, self.kind
+
+        def auxcheck_observer_check(request: pytest.FixtureRequest) -> None:
+            from auxcheck import _suite
+
+            buffers, _, size = visible.values(request)
+            _suite.run_observer_check(key, kind, request.getfixturevalue(fixture),
+                                      context=_context(request, group, names),
+                                      static_buffers=buffers, batch_size=size)
+
+        return auxcheck_observer_check
 
 
 def _fixture_location(fixturedef: FixtureDef[Any], default: Path) -> tuple[Path, int]:

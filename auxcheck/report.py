@@ -58,6 +58,11 @@ class Finding:
         """Returns the rule's title."""
         return get_rule(self.code).title
 
+    @property
+    def is_note(self) -> bool:
+        """Returns True when the finding's rule is a note: reported, never a failure."""
+        return get_rule(self.code).severity == "note"
+
     def to_text(self) -> str:
         """Returns the finding as one line (plus the detail, indented, if any)."""
         where = f"{self.location}: " if self.location else ""
@@ -81,10 +86,15 @@ class Finding:
 
 @dataclass(slots=True)
 class Report:
-    """Every finding of one check, in the order found; falsy when clean."""
+    """Every finding of one check, in the order found; falsy when clean.
+
+    Findings whose rule is a note (AUX106) go to ``notes``: they are shown, never counted
+    as failures. Iterating, ``len`` and truth look at ``findings`` only.
+    """
 
     subject: str
     findings: list[Finding] = field(default_factory=list)
+    notes: list[Finding] = field(default_factory=list)
 
     def __iter__(self) -> Iterator[Finding]:
         return iter(self.findings)
@@ -106,31 +116,39 @@ class Report:
         return list(dict.fromkeys(f.code for f in self.findings))
 
     def add(self, finding: Finding) -> None:
-        """Appends one finding."""
-        self.findings.append(finding)
+        """Appends one finding (to ``notes`` when its rule is a note)."""
+        (self.notes if finding.is_note else self.findings).append(finding)
 
     def extend(self, findings: Iterable[Finding]) -> None:
-        """Appends every finding of ``findings`` (a report or any iterable)."""
-        self.findings.extend(findings)
+        """Appends every finding of ``findings`` (a report, its notes included, or any iterable)."""
+        if isinstance(findings, Report):
+            self.notes.extend(findings.notes)
+        for finding in findings:
+            self.add(finding)
 
     def without(self, codes: Iterable[str]) -> Report:
         """Returns a copy of this report without the findings whose code is in ``codes``."""
         drop = frozenset(codes)
-        return Report(self.subject, [f for f in self.findings if f.code not in drop])
+        return Report(self.subject, [f for f in self.findings if f.code not in drop],
+                      [f for f in self.notes if f.code not in drop])
 
     def to_text(self) -> str:
-        """Returns the report as text: a heading line, then one line per finding."""
-        if not self.findings:
-            return f"{self.subject}: ok"
+        """Returns the report as text: a heading line, then one line per finding and note."""
         noun = "finding" if len(self.findings) == 1 else "findings"
-        lines = [f"{self.subject}: {len(self.findings)} {noun}"]
+        heading = (f"{self.subject}: {len(self.findings)} {noun}" if self.findings
+                   else f"{self.subject}: ok")
+        if self.notes:
+            heading += f" ({len(self.notes)} note{'s' if len(self.notes) != 1 else ''})"
+        lines = [heading]
         lines += ["  " + f.to_text().replace("\n", "\n  ") for f in self.findings]
+        lines += ["  note: " + f.to_text().replace("\n", "\n  ") for f in self.notes]
         return "\n".join(lines)
 
     def to_dict(self) -> dict[str, Any]:
         """Returns the report as JSON-ready data."""
         return {"subject": self.subject, "ok": self.ok,
-                "findings": [f.to_dict() for f in self.findings]}
+                "findings": [f.to_dict() for f in self.findings],
+                "notes": [f.to_dict() for f in self.notes]}
 
     def to_json(self, *, indent: int | None = 2) -> str:
         """Returns the report as a JSON document."""

@@ -9,10 +9,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
+from typing import Literal
 
 from auxcheck.errors import InvalidArgument
 
-__all__ = ["RULES", "Rule", "get_rule", "parse_codes", "render_table"]
+__all__ = ["RULES", "Rule", "Severity", "get_rule", "parse_codes", "render_table"]
+
+Severity = Literal["error", "note"]
+"""An error fails a check; a note is reported but never fails one."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,6 +26,7 @@ class Rule:
     code: str
     title: str
     hint: str
+    severity: Severity = "error"
 
     @property
     def family(self) -> str:
@@ -39,17 +44,27 @@ _TABLE: tuple[tuple[str, str, str], ...] = (
      "return a host output whose `consume(batch, commits)` is callable, and do not raise"),
     ("AUX104", "one copy passed the same tensor bytes to `copy_tensor` more than once",
      "pass each distinct tensor to `copy_tensor` once and reuse the host copy"),
-    ("AUX105", "the host output keeps a tensor that shares bytes with the device output's tensors",
+    ("AUX105", ("the host output keeps a tensor it passed to `copy_tensor` (or copies one after "
+                "`copy_to_host` returned): the copy was bypassed"),
      "keep only what `copy_tensor` returned in the host output, never the device tensors"),
+    ("AUX106", ("note, not a failure: the output publishes device tensors without copying them "
+                "(device publication)"),
+     ("order the transfer yourself (a CUDA event) and keep the tensors graph-safe: AUX110, "
+      "AUX111 and AUX112 still apply")),
     ("AUX110", "a device tensor overlaps a registered CUDA-graph static buffer",
      ("`clone()` the tensor before publishing it, or copy it inside the graph into a buffer "
      "the output owns")),
     ("AUX111", "a device tensor lies in a CUDA-graph private memory pool",
      "`clone()` the tensor outside graph capture before publishing it"),
+    ("AUX112", ("a published device tensor changed between publication and copy (overwritten "
+                "by the next step or replay)"),
+     ("publish tensors the output owns: `clone()` views of graph buffers and of the logits, and "
+      "allocate a fresh buffer each step instead of reusing one")),
     ("AUX201", "host output has no callable `consume(batch, commits)`",
      "define `consume(self, batch, commits)` taking two positional arguments"),
-    ("AUX202", "`consume` raised on valid aligned commits (None entries, empty batch included)",
-     "handle None commits and empty batches; index commits by position in `batch.reqs`"),
+    ("AUX202", ("`consume` raised on a call SGLang makes: the batch its output was built for, "
+                "with aligned commits (None entries included)"),
+     "handle None commits and finished requests; index commits by position in `batch.reqs`"),
     ("AUX203", "`consume` mutated `commits` or `batch.reqs`",
      ("treat `batch.reqs` and `commits` as read-only: composites pass the same objects to "
      "every child; copy them first if you must change them")),
@@ -83,7 +98,10 @@ _TABLE: tuple[tuple[str, str, str], ...] = (
      "non-empty tuple of ints)")),
 )
 
-RULES: Mapping[str, Rule] = MappingProxyType({code: Rule(code, t, h) for code, t, h in _TABLE})
+_NOTES = frozenset({"AUX106"})
+
+RULES: Mapping[str, Rule] = MappingProxyType({
+    code: Rule(code, t, h, "note" if code in _NOTES else "error") for code, t, h in _TABLE})
 """Every rule by code, in code order."""
 
 

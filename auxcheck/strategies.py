@@ -281,6 +281,7 @@ class Growth:
         req.output_ids.extend(self.tokens)
         if self.finish_cut is not None:
             req.finished_len = max(start, len(req.output_ids) - self.finish_cut)
+            req.finished_reason = "stop"
 
 
 def growths() -> st.SearchStrategy[Growth]:

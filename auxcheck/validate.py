@@ -1,24 +1,23 @@
 """Runtime validators: ``check_*`` functions returning a Report of every violation at once.
 
-Objects are judged the way SGLang uses them: methods are called positionally
-(``copy_to_host(copy_tensor)``, ``consume(batch, commits)``), so parameter names are
-free while arity is not, and no protocol needs to be ``runtime_checkable``.
-Behaviour is checked by calling the object with a recording ``copy_tensor`` and real
-tensors, then calling ``consume`` with batches and commits built as the scheduler
-builds them. Plugin code that raises becomes a finding with a short traceback,
-never a crash of the checker. torch is imported only when a check runs.
+Objects are judged the way SGLang 0.5.23 runs them (see :mod:`auxcheck._loop`): methods
+are called positionally (``copy_to_host(copy_tensor)``, ``consume(batch, commits)``), so
+parameter names are free while arity is not; ``copy_to_host`` gets a ``copy_tensor``
+that copies as SGLang's asynchronous copy does; each host output is consumed exactly
+once, with the batch its device output was built for and commits built as the
+scheduler builds them. Composites are judged per child. Plugin code that raises
+becomes a finding with a short traceback, never a crash of the checker. torch is
+imported only when a check runs.
 """
 
 from __future__ import annotations
 
-import inspect
-import traceback
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from auxcheck._scheduler import FakeBatch, FakeReq, build_commits, snapshot_output_starts
-from auxcheck._walk import TensorRef, dense_parts, iter_tensors, unique_tensors
+from auxcheck._calls import MISSING, Outcome, guard, lookup, method_findings, shape_text, type_name
+from auxcheck._walk import TensorRef, iter_tensors
 from auxcheck.errors import InvalidArgument
 from auxcheck.protocols import CommittedTokens
 from auxcheck.report import Finding, Report, describe
@@ -32,114 +31,16 @@ __all__ = [
     "Report",
     "check_commits",
     "check_device_output",
+    "check_device_outputs",
+    "check_forward_observer",
     "check_host_output",
     "check_sampling_observer",
 ]
 
-_MISSING: Any = object()
-_DEFAULT_BATCH_SIZE = 3
-_MAX_BATCH_SIZE = 64
-
-
-# ---------------------------------------------------------------- plugin-call helpers
-
-
-@dataclass(frozen=True, slots=True)
-class _Outcome:
-    """What a guarded call returned, or the exception it raised."""
-
-    value: Any = None
-    error: BaseException | None = None
-
-    @property
-    def detail(self) -> str | None:
-        """Returns the traceback summary of the error, if any."""
-        return None if self.error is None else _summarize(self.error)
-
-
-def _guard(func: Callable[..., Any], *args: Any) -> _Outcome:
-    """Calls plugin code; an Exception or SystemExit becomes an outcome.
-
-    ``sys.exit()`` in plugin code is a plugin bug, never the checker's exit status;
-    KeyboardInterrupt and the other BaseExceptions propagate.
-    """
-    try:
-        return _Outcome(func(*args))
-    except (Exception, SystemExit) as exc:  # noqa: BLE001
-        return _Outcome(error=exc)
-
-
-def _summarize(exc: BaseException, *, frames: int = 3) -> str:
-    """Returns the last few frames as ``file:line in func`` plus the exception line."""
-    stack = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename != __file__]
-    stack = stack[-frames:]
-    lines = [f"{f.filename}:{f.lineno} in {f.name}" for f in stack]
-    try:
-        text = str(exc)
-    except Exception:  # noqa: BLE001
-        text = "<str() of the exception raised>"
-    lines.append(f"{type(exc).__name__}: {text}"[:300])
-    return "\n".join(lines)
-
-
-def _lookup(obj: Any, name: str) -> _Outcome:
-    """Returns ``getattr(obj, name)`` as an outcome; a missing attribute gives _MISSING."""
-    try:
-        return _Outcome(getattr(obj, name))
-    except AttributeError:
-        return _Outcome(_MISSING)
-    except Exception as exc:  # noqa: BLE001 - a hostile __getattr__ or property
-        return _Outcome(error=exc)
-
-
-def _arity_problem(func: Any, params: Sequence[str]) -> str | None:
-    """Returns why ``func(*params)`` cannot be called positionally, or None when it can.
-
-    Callables without an introspectable signature (some builtins) are given the
-    benefit of the doubt.
-    """
-    try:
-        signature = inspect.signature(func)
-    except (TypeError, ValueError):
-        return None
-    try:
-        signature.bind(*[object() for _ in params])
-    except TypeError as exc:
-        shown = signature.replace(return_annotation=inspect.Signature.empty)
-        return f"its signature {shown} does not take {len(params)} positional argument(s) ({exc})"
-    return None
-
-
-def _method_findings(
-    obj: Any, name: str, params: Sequence[str], *, missing: str, arity: str
-) -> tuple[Any, list[Finding]]:
-    """Returns the bound method ``obj.name`` (or None) and the findings about its shape."""
-    call = f"{name}({', '.join(params)})"
-    found = _lookup(obj, name)
-    if found.error is not None:
-        return None, [Finding.of(missing, f"looking up `{name}` raised "
-                                 f"{type(found.error).__name__}", f"expected a callable {call}",
-                                 obj, detail=found.detail)]
-    if found.value is _MISSING or not callable(found.value):
-        seen = "no attribute" if found.value is _MISSING else f"a {type(found.value).__name__}"
-        return None, [Finding.of(missing, f"`{name}` is {seen}", f"expected a callable {call}",
-                                 obj)]
-    problem = _arity_problem(found.value, params)
-    if problem is not None:
-        return None, [Finding.of(arity, f"`{name}` cannot be called as {call}: {problem}",
-                                 "SGLang passes the arguments positionally", obj)]
-    return found.value, []
-
-
-# ---------------------------------------------------------------- tensors
-
 
 @dataclass(slots=True, eq=False)
 class _Recorder:
-    """A ``copy_tensor`` that records every argument and returns a host clone.
-
-    Hashable by identity, like the function SGLang passes (``functools.cache`` works).
-    """
+    """A ``copy_tensor`` that returns host clones (for the PP round trip's comparison)."""
 
     seen: list[Any] = field(default_factory=list)
 
@@ -152,75 +53,17 @@ class _Recorder:
         return tensor.detach().to("cpu", copy=True)
 
 
-def _overlapping_pairs(
-    left: Sequence[TensorRef], right: Sequence[TensorRef]
-) -> Iterable[tuple[TensorRef, TensorRef]]:
-    """Yields each (left, right) pair of tensors that share at least one byte, in input order."""
-    for i, j in _sharing_indices(left, right):
-        yield left[i], right[j]
+def _is_tensor(value: Any) -> bool:
+    import torch
+
+    return bool(torch.is_tensor(value))
 
 
-def _sharing_indices(left: Sequence[TensorRef], right: Sequence[TensorRef]) -> list[tuple[int, int]]:
-    """Returns the sorted (left index, right index) pairs of tensors that share bytes.
-
-    A sweep over bounding byte ranges finds the candidates in about n log n; the exact
-    byte runs settle them, so interleaved strided views such as ``m[:, 0]`` and
-    ``m[:, 1]`` do not count. Sparse and nested tensors count by the dense tensors
-    holding their bytes; tensors with no readable bytes share nothing.
-    """
-    from auxcheck._byteranges import byte_range
-    from auxcheck._exact import geometry, runs_of, runs_share
-
-    items = []  # (device, lo, hi, side, index, part)
-    for side, refs in ((0, left), (1, right)):
-        for index, ref in enumerate(refs):
-            for _, part in dense_parts([ref]):
-                span = byte_range(part)
-                if span is not None:
-                    items.append((span.device, span.lo, span.hi, side, index, part))
-    items.sort(key=lambda item: (item[0], item[1]))
-    runs: dict[int, Any] = {}
-
-    def runs_for(tensor: Any) -> Any:
-        if id(tensor) not in runs:
-            runs[id(tensor)] = runs_of(geometry(tensor))
-        return runs[id(tensor)]
-
-    pairs: set[tuple[int, int]] = set()
-    active: list[tuple[Any, int, int, int, Any]] = []  # (device, hi, side, index, part)
-    for device, lo, hi, side, index, part in items:
-        active = [a for a in active if a[0] == device and a[1] > lo]
-        for _, _, other_side, other, other_part in active:
-            if other_side == side:
-                continue
-            pair = (index, other) if side == 0 else (other, index)
-            if pair in pairs:
-                continue
-            a, b = runs_for(part), runs_for(other_part)
-            if a is None or b is None or runs_share(a, b):  # too large to expand: bounding
-                pairs.add(pair)
-        active.append((device, hi, side, index, part))
-    return sorted(pairs)
-
-
-def _type_name(obj: Any) -> str:
-    """Returns ``module.QualName`` of ``obj``'s type: cheap, unlike a repr of its tensors."""
-    cls = type(obj)
-    return f"{cls.__module__}.{cls.__qualname__}"
-
-
-def _shape(tensor: Any) -> str:
-    try:
-        sizes = ", ".join(str(n) for n in tensor.shape)
-    except Exception:  # noqa: BLE001 - a nested tensor has no single shape
-        sizes = "nested"
-    return f"[{sizes}] {str(tensor.dtype).removeprefix('torch.')}"
-
-
-def _static_registry(static_buffers: Any) -> StaticBufferRegistry:
+def static_registry(static_buffers: StaticBuffers) -> StaticBufferRegistry:
     """Returns the static buffers as an aliasing registry; raises InvalidArgument on a non-tensor.
 
-    Accepts a registry as is, a mapping of names to tensors, or an iterable of tensors.
+    Accepts a registry as is, a mapping of names to tensors, an iterable of tensors,
+    one tensor, or None (no buffers).
     """
     import torch
 
@@ -228,6 +71,10 @@ def _static_registry(static_buffers: Any) -> StaticBufferRegistry:
 
     if isinstance(static_buffers, StaticBufferRegistry):
         return static_buffers
+    if static_buffers is None:
+        return StaticBufferRegistry()
+    if torch.is_tensor(static_buffers):
+        static_buffers = [static_buffers]
     named = (dict(static_buffers) if isinstance(static_buffers, Mapping)
              else {f"static_buffers[{i}]": t for i, t in enumerate(static_buffers)})
     for label, buffer in named.items():
@@ -239,131 +86,103 @@ def _static_registry(static_buffers: Any) -> StaticBufferRegistry:
     return as_registry(named)
 
 
+def _check_batch_size(batch_size: int | None) -> None:
+    if batch_size is not None and (not isinstance(batch_size, int) or isinstance(batch_size, bool)
+                                   or batch_size < 1):
+        raise InvalidArgument(f"batch_size={batch_size!r}; expected a whole number >= 1 "
+                              "(the number of requests the output was built for)")
+
+
 # ---------------------------------------------------------------- device output
 
 
 def check_device_output(
-    obj: Any, *, static_buffers: StaticBuffers = (), pp_observer: Any = None
+    obj: Any, *, batch_size: int | None = None, static_buffers: StaticBuffers = (),
+    pp_observer: Any = None,
 ) -> Report:
     """Returns a report of every contract violation of ``obj`` as a device output.
 
-    ``static_buffers`` (tensors a CUDA graph owns, a name -> tensor mapping, or an
-    ``auxcheck.aliasing.StaticBufferRegistry``) are matched whole-storage, so a
-    ``[:bs]`` view of a max-size buffer counts. Covers AUX101-105 and AUX110/111, then the host output it copies to (AUX201-204),
-    and pipeline-parallel transport (AUX401-403) when ``obj`` has ``to_pp_tensors``
-    or a ``pp_observer`` is given.
+    ``obj`` is copied once with SGLang's kind of ``copy_tensor`` and its host output
+    consumed once, with a batch of ``batch_size`` requests (the batch it was built for;
+    when not given it is inferred from the tensors' shapes, and the findings it affects
+    say so). ``static_buffers`` (tensors a CUDA graph owns, a name -> tensor mapping, or
+    an ``auxcheck.aliasing.StaticBufferRegistry``) are matched whole-storage, so a
+    ``[:bs]`` view of a max-size buffer counts. Covers AUX101-106, AUX110/111 and
+    AUX201-204, and pipeline-parallel transport (AUX401-403) when ``obj`` has
+    ``to_pp_tensors`` or a ``pp_observer`` is given.
     """
-    registry = _static_registry(static_buffers)
-    report = Report(f"device output {_type_name(obj)}")
-    device = unique_tensors(list(iter_tensors(obj)))
-    copy_to_host, shape = _method_findings(obj, "copy_to_host", ["copy_tensor"],
-                                           missing="AUX101", arity="AUX102")
-    report.extend(shape)
-    recorder, host = _Recorder(), None
-    if copy_to_host is not None:
-        host = _copy_findings(report, obj, copy_to_host, recorder)
-    copied = unique_tensors(device + [("<copy_tensor argument>", t) for t in recorder.seen
-                                      if _is_tensor(t)])
-    report.extend(_duplicate_copy_findings(recorder.seen))
-    if host is not None:
-        report.extend(_bypass_findings(host, copied))
-    report.extend(registry.findings(dense_parts(copied)))
-    report.extend(_pp_findings(obj, host, pp_observer))
-    if host is not None:
-        copies = len(recorder.seen)
-        report.extend(check_host_output(host, batch_size=_batch_size(device)))
-        report.extend(_late_copy_findings(host, recorder.seen[copies:]))
+    from auxcheck._loop import OutputSource, check_source
+
+    _check_batch_size(batch_size)
+    registry = static_registry(static_buffers)
+    report = Report(f"device output {type_name(obj)}")
+    report.extend(check_source(OutputSource("instance", obj), batch_size=batch_size,
+                               static=registry, steps=1))
+    report.extend(_pp_findings(obj, pp_observer))
     report.findings.sort(key=lambda f: f.code)
     return report
 
 
-def _is_tensor(value: Any) -> bool:
-    import torch
+def check_device_outputs(
+    factory: Callable[..., Any], *, batch_size: int | None = None,
+    static_buffers: StaticBuffers = (), pp_observer: Any = None, steps: int = 3,
+) -> Report:
+    """Returns a report of the device outputs ``factory`` makes, one per step of SGLang's loop.
 
-    return bool(torch.is_tensor(value))
+    ``factory`` takes no argument, or the step's batch (then every step's batch is built
+    for it). Each step's output is copied right after its forward and consumed after
+    the next one, so an output whose tensors the next call overwrites is AUX112; every
+    rule of :func:`check_device_output` applies to each output.
+    """
+    from auxcheck._loop import OutputSource, check_source, source_of
 
+    _check_batch_size(batch_size)
+    source = source_of(factory)
+    kind = "factory" if source.kind == "instance" else source.kind
+    report = Report(f"device outputs of {describe(factory)}")
+    report.extend(check_source(OutputSource(kind, factory), batch_size=batch_size,
+                               static=static_registry(static_buffers), steps=steps))
+    from auxcheck._calls import guard
+    from auxcheck._scheduler import SchedulerModel
 
-def _copy_findings(report: Report, obj: Any, copy_to_host: Any, recorder: _Recorder) -> Any:
-    """Calls ``copy_to_host(recorder)``; returns a usable host output or None (AUX103)."""
-    outcome = _guard(copy_to_host, recorder)
-    if outcome.error is not None:
-        report.add(Finding.of("AUX103", f"copy_to_host raised {type(outcome.error).__name__}",
-                              "expected a host output", obj, detail=outcome.detail))
-        return None
-    host = outcome.value
-    consume = _lookup(host, "consume")
-    if host is None or consume.error is not None or not callable(consume.value):
-        seen = "None" if host is None else f"{describe(host)} with no callable `consume`"
-        report.add(Finding.of("AUX103", f"copy_to_host returned {seen}",
-                              "expected a host output with consume(batch, commits)", obj,
-                              detail=consume.detail))
-        return None
-    return host
-
-
-def _duplicate_copy_findings(seen: Sequence[Any]) -> list[Finding]:
-    """Returns AUX104 for each later argument of copy_tensor sharing bytes with an earlier one."""
-    refs = [(f"argument #{i + 1}", t) for i, t in enumerate(seen) if _is_tensor(t)]
-    earliest: dict[int, int] = {}
-    for later, earlier in _sharing_indices(refs, refs):
-        if earlier < later:
-            earliest.setdefault(later, earlier)
-    return [
-        Finding.of("AUX104", f"copy_tensor {refs[i][0]} {_shape(refs[i][1])} shares bytes "
-                   f"with {refs[j][0]}", "expected each distinct tensor to be copied once",
-                   refs[i][1])
-        for i, j in sorted(earliest.items())
-    ]
+    args = () if kind == "factory" else (SchedulerModel().batch(batch_size or 3),)
+    sample = guard(factory, *args).value
+    if sample is not None:
+        report.extend(_pp_findings(sample, pp_observer))
+    report.findings.sort(key=lambda f: f.code)
+    return report
 
 
-def _bypass_findings(host: Any, device: Sequence[TensorRef]) -> list[Finding]:
-    """Returns AUX105 for each host-side tensor sharing bytes with a device tensor."""
-    kept = unique_tensors(list(iter_tensors(host)))
-    return [
-        Finding.of("AUX105", f"host output {path} {_shape(t)} shares bytes with device "
-                   f"tensor {where}", "expected only tensors that copy_tensor returned", host)
-        for (path, t), (where, _) in _first_overlaps(kept, device)
-    ]
+def check_host_output(obj: Any, *, batch_size: int | None = None) -> Report:
+    """Returns a report of every contract violation of ``obj`` as a host output (AUX201-204).
 
+    ``consume`` is called exactly once, as SGLang calls it: with a batch of
+    ``batch_size`` requests (default: inferred from the tensors ``obj`` holds) in the
+    middle of generation, where requests decode, finish, abort or get no token, and
+    commits built as the scheduler builds them.
+    """
+    from auxcheck._loop import BatchSize, _HostOnly, infer_batch_sizes, run_loop
 
-def _late_copy_findings(host: Any, late: Sequence[Any]) -> list[Finding]:
-    """Returns AUX105 when the host output called copy_tensor after copy_to_host returned."""
-    if not late:
-        return []
-    return [Finding.of("AUX105", f"the host output called copy_tensor {len(late)} time(s) after "
-                       "copy_to_host returned (from consume), so it kept device tensors to copy "
-                       "later", "expected every copy made inside copy_to_host", host)]
-
-
-def _first_overlaps(
-    left: Sequence[TensorRef], right: Sequence[TensorRef]
-) -> list[tuple[TensorRef, TensorRef]]:
-    """Returns, for each left tensor that overlaps any right tensor, its first such pair."""
-    pairs: dict[int, tuple[TensorRef, TensorRef]] = {}
-    for a, b in _overlapping_pairs(left, right):
-        pairs.setdefault(id(a[1]), (a, b))
-    return list(pairs.values())
-
-
-def _batch_size(tensors: Sequence[TensorRef]) -> int:
-    """Returns the leading dimension of the first non-scalar tensor, as the batch size."""
-    for _, tensor in tensors:
-        try:
-            rows = int(tensor.shape[0]) if tensor.dim() >= 1 else 0
-        except Exception:  # noqa: BLE001, S112 - a nested tensor has no single shape
-            continue
-        if 0 < rows <= _MAX_BATCH_SIZE:
-            return rows
-    return _DEFAULT_BATCH_SIZE
+    _check_batch_size(batch_size)
+    report = Report(f"host output {type_name(obj)}")
+    size = BatchSize((batch_size,)) if batch_size else infer_batch_sizes(obj)[0]
+    findings = run_loop(lambda forward: _HostOnly(obj), size=size, steps=1)
+    for finding in findings:
+        if size.how and finding.code in ("AUX202", "AUX203", "AUX204"):
+            finding = Finding(finding.code, finding.message, finding.obj, finding.hint,
+                              finding.location, "\n".join(filter(None, [size.how,
+                                                                       finding.detail])))
+        report.add(finding)
+    return report
 
 
 # ---------------------------------------------------------------- pipeline parallel
 
 
-def _pp_findings(obj: Any, host: Any, pp_observer: Any) -> list[Finding]:
+def _pp_findings(obj: Any, pp_observer: Any) -> list[Finding]:
     """Returns AUX401-403 findings for PP transport of ``obj`` (none when PP is not in play)."""
-    to_pp = _lookup(obj, "to_pp_tensors")
-    absent = to_pp.error is not None or to_pp.value is _MISSING
+    to_pp = lookup(obj, "to_pp_tensors")
+    absent = to_pp.error is not None or to_pp.value is MISSING
     if absent and pp_observer is None:
         return []
     if absent or not callable(to_pp.value):
@@ -371,20 +190,28 @@ def _pp_findings(obj: Any, host: Any, pp_observer: Any) -> list[Finding]:
                            f"but it is {_absence(to_pp)}",
                            "expected to_pp_tensors() -> Mapping[str, Tensor]", obj,
                            detail=to_pp.detail)]
-    outcome = _guard(to_pp.value)
+    outcome = guard(to_pp.value)
     if outcome.error is not None:
         return [Finding.of("AUX402", f"to_pp_tensors raised {type(outcome.error).__name__}",
                            "expected a mapping of names to tensors", obj, detail=outcome.detail)]
     findings = _pp_mapping_findings(obj, outcome.value)
     if findings or pp_observer is None:
         return findings
-    return _round_trip_findings(obj, host, outcome.value, pp_observer)
+    return _round_trip_findings(obj, _plain_host(obj), outcome.value, pp_observer)
 
 
-def _absence(found: _Outcome) -> str:
+def _plain_host(obj: Any) -> Any:
+    """Returns ``obj``'s host output copied with plain clones, or None when it cannot be had."""
+    copy = lookup(obj, "copy_to_host")
+    if not callable(copy.value):
+        return None
+    return guard(copy.value, _Recorder()).value
+
+
+def _absence(found: Outcome) -> str:
     if found.error is not None:
         return f"unreadable ({type(found.error).__name__})"
-    return "missing" if found.value is _MISSING else f"a {type(found.value).__name__}"
+    return "missing" if found.value is MISSING else f"a {type(found.value).__name__}"
 
 
 def _pp_mapping_findings(obj: Any, tensors: Any) -> list[Finding]:
@@ -409,12 +236,12 @@ def _pp_mapping_findings(obj: Any, tensors: Any) -> list[Finding]:
 def _round_trip_findings(obj: Any, host: Any, tensors: Mapping[str, Any],
                          observer: Any) -> list[Finding]:
     """Returns AUX403 findings for ``observer.from_pp_tensors`` of ``obj``'s PP tensors."""
-    from_pp, findings = _method_findings(observer, "from_pp_tensors", ["tensors"],
+    from_pp, findings = method_findings(observer, "from_pp_tensors", ["tensors"],
                                          missing="AUX403", arity="AUX403")
     if from_pp is None:
         return findings
     # The receiving stage gets fresh tensors, never the sender's storage.
-    outcome = _guard(from_pp, {name: t.detach().clone() for name, t in tensors.items()})
+    outcome = guard(from_pp, {name: t.detach().clone() for name, t in tensors.items()})
     if outcome.error is not None or outcome.value is None:
         seen = "returned None" if outcome.error is None else \
             f"raised {type(outcome.error).__name__}"
@@ -427,9 +254,9 @@ def _round_trip_findings(obj: Any, host: Any, tensors: Mapping[str, Any],
 def _host_value_findings(obj: Any, host: Any, rebuilt: Any) -> list[Finding]:
     """Returns AUX403 when the rebuilt output copies to host values unlike the original's."""
     expected = "expected the rebuilt output to copy to the same host values"
-    copy = _lookup(rebuilt, "copy_to_host")
-    outcome = _guard(copy.value, _Recorder()) if callable(copy.value) else \
-        _Outcome(error=copy.error or TypeError("the rebuilt output has no copy_to_host"))
+    copy = lookup(rebuilt, "copy_to_host")
+    outcome = guard(copy.value, _Recorder()) if callable(copy.value) else \
+        Outcome(error=copy.error or TypeError("the rebuilt output has no copy_to_host"))
     if outcome.error is not None:
         return [Finding.of("AUX403", f"copying the rebuilt output raised "
                            f"{type(outcome.error).__name__}", expected, rebuilt,
@@ -451,97 +278,9 @@ def _tensor_mismatch(left: Sequence[TensorRef], right: Sequence[TensorRef]) -> s
         return f"{len(left)} tensors before transport, {len(right)} after"
     for (path, a), (_, b) in zip(left, right):
         if a.shape != b.shape or a.dtype != b.dtype:
-            return f"{path} {_shape(a)} became {_shape(b)} after transport"
+            return f"{path} {shape_text(a)} became {shape_text(b)} after transport"
         if not torch.equal(a, b.to(a.device)):
-            return f"{path} {_shape(a)} holds different values after transport"
-    return None
-
-
-# ---------------------------------------------------------------- host output
-
-
-def check_host_output(obj: Any, *, batch_size: int | None = None) -> Report:
-    """Returns a report of every contract violation of ``obj`` as a host output (AUX201-204).
-
-    ``consume`` is called on an empty batch and on batches of ``batch_size`` requests
-    (default: the leading dimension of the first tensor ``obj`` holds, else 3) over
-    several steps, with commits built as the scheduler builds them.
-    """
-    report = Report(f"host output {_type_name(obj)}")
-    consume, shape = _method_findings(obj, "consume", ["batch", "commits"],
-                                      missing="AUX201", arity="AUX201")
-    report.extend(shape)
-    if consume is None:
-        return report
-    size = batch_size if batch_size is not None else _batch_size(list(iter_tensors(obj)))
-    seen: set[str] = set()
-    for scenario, batch, commits in _scenarios(size):
-        for finding in _consume_findings(obj, consume, scenario, batch, commits):
-            if finding.code not in seen:  # one finding per rule: later steps repeat it
-                seen.add(finding.code)
-                report.add(finding)
-    return report
-
-
-def _scenarios(size: int) -> Iterable[tuple[str, FakeBatch, list[CommittedTokens | None]]]:
-    """Yields (name, batch, commits) steps: empty batch, None entries, several steps."""
-    yield "an empty batch", FakeBatch([]), []
-    batch = FakeBatch([FakeReq(f"req-{i}") for i in range(size)])
-    for step in range(3):
-        starts = snapshot_output_starts(batch)
-        for i, req in enumerate(batch.reqs):
-            if (i + step) % 2 == 0:  # every other request gets no visible token
-                req.output_ids.extend([100 + step] * (1 + step % 2))
-        if step == 2 and batch.reqs:
-            batch.reqs[0].finished_len = len(batch.reqs[0].output_ids)
-        yield f"step {step + 1} of {size} requests", batch, build_commits(batch, starts)
-    yield f"{size} requests with no new token", batch, [None] * size
-
-
-def _consume_findings(obj: Any, consume: Any, scenario: str, batch: FakeBatch,
-                      commits: list[CommittedTokens | None]) -> list[Finding]:
-    """Calls ``consume(batch, commits)`` once; returns AUX202-204 findings."""
-    reqs, before = batch.reqs, tuple(batch.reqs)
-    outputs = [(list(req.output_ids), req.finished_len) for req in reqs]
-    entries = tuple(commits)
-    values = [None if c is None else (c.output_index, c.token_ids) for c in commits]
-    outcome = _guard(consume, batch, commits)
-    findings = []
-    if outcome.error is not None:
-        findings.append(Finding.of("AUX202", f"consume raised {type(outcome.error).__name__} "
-                                   f"on {scenario}", "expected it to handle valid commits",
-                                   obj, detail=outcome.detail))
-    changed = _commits_changed(commits, entries, values)
-    if changed:
-        findings.append(Finding.of("AUX203", f"consume mutated commits on {scenario}: {changed}",
-                                   "expected commits left as passed", obj))
-    if batch.reqs is not reqs or tuple(reqs) != before:
-        findings.append(Finding.of("AUX203", f"consume mutated batch.reqs on {scenario}",
-                                   "expected batch.reqs left as passed", obj))
-    batch.reqs = reqs
-    reqs[:] = before
-    for req, (output_ids, finished_len) in zip(reqs, outputs):
-        if (req.output_ids, req.finished_len) != (output_ids, finished_len):
-            findings.append(Finding.of("AUX203", f"consume changed the committed output of "
-                                       f"request {req.rid!r} on {scenario}",
-                                       "expected requests' output_ids left as committed", obj))
-            req.output_ids, req.finished_len = output_ids, finished_len
-    if outcome.error is None and outcome.value is not None:
-        findings.append(Finding.of("AUX204", f"consume returned {describe(outcome.value)} on "
-                                   f"{scenario}", "expected None", obj))
-    return findings
-
-
-def _commits_changed(commits: list[CommittedTokens | None], entries: tuple[Any, ...],
-                     values: list[Any]) -> str | None:
-    """Returns how ``commits`` changed since it was passed, or None when unchanged."""
-    if len(commits) != len(entries):
-        return f"length {len(entries)} became {len(commits)}"
-    for i, (now, was) in enumerate(zip(commits, entries)):
-        if now is not was:
-            return f"entry {i} was replaced"
-        if was is not None and (was.output_index, was.token_ids) != values[i]:
-            return f"entry {i} was modified in place"
+            return f"{path} {shape_text(a)} holds different values after transport"
     return None
 
 
@@ -550,9 +289,9 @@ def _commits_changed(commits: list[CommittedTokens | None], entries: tuple[Any, 
 
 def check_commits(batch: Any, commits: Any) -> Report:
     """Returns AUX601 findings: commits not aligned with ``batch.reqs``, or malformed entries."""
-    report = Report(f"commits for {_type_name(batch)}")
-    reqs = _lookup(batch, "reqs")
-    if reqs.error is not None or reqs.value is _MISSING:
+    report = Report(f"commits for {type_name(batch)}")
+    reqs = lookup(batch, "reqs")
+    if reqs.error is not None or reqs.value is MISSING:
         report.add(Finding.of("AUX601", "the batch has no readable `reqs`",
                               "expected a batch whose reqs the commits align with", batch,
                               detail=reqs.detail))
@@ -589,9 +328,9 @@ def _looks_committed(commit: Any) -> bool:
     """Returns True for auxcheck's or SGLang's CommittedTokens (matched by name and fields)."""
     if isinstance(commit, CommittedTokens):
         return True
-    fields = (_lookup(commit, "output_index"), _lookup(commit, "token_ids"))
+    fields = (lookup(commit, "output_index"), lookup(commit, "token_ids"))
     return type(commit).__name__ == "CommittedTokens" and all(
-        f.error is None and f.value is not _MISSING for f in fields)
+        f.error is None and f.value is not MISSING for f in fields)
 
 
 def _malformed(commit: Any) -> str | None:
@@ -624,7 +363,7 @@ def _misaligned(req: Any, commit: Any) -> str | None:
     return None
 
 
-# ---------------------------------------------------------------- sampling observer
+# ---------------------------------------------------------------- observers
 
 
 _OBSERVER_HOOKS = {
@@ -635,27 +374,75 @@ _OBSERVER_HOOKS = {
 _OBSERVER_HINT = ("define is_active(self, sampling_info), before_grammar(self, logits, "
                   "sampling_info) and after_sample(self, state, token_ids); SGLang calls "
                   "them positionally")
+_FORWARD_HINT = ("define after_forward(self, batch, forward_batch, logits_output, *, "
+                 "can_run_graph) returning a device output or None")
 
 
-def check_sampling_observer(obj: Any, *, device_output: Any = None) -> Report:
-    """Returns a report of the hooks of ``obj`` as a SamplingObserver, plus its PP round trip.
-
-    There is no rule for observers yet: a missing, non-callable or ill-shaped hook is
-    reported under AUX102 (callable as SGLang calls it) with an observer-specific hint.
-    A ``from_pp_tensors`` of the wrong shape is AUX403; with ``device_output`` given, its
-    PP tensors are sent through ``obj.from_pp_tensors`` and compared (AUX401-403).
-    """
-    report = Report(f"sampling observer {_type_name(obj)}")
+def _hook_findings(obj: Any) -> list[Finding]:
+    findings = []
     for name, params in _OBSERVER_HOOKS.items():
-        _, shape = _method_findings(obj, name, params, missing="AUX102", arity="AUX102")
-        report.extend(_with_hint(f, _OBSERVER_HINT) for f in shape)
-    has_from_pp = _lookup(obj, "from_pp_tensors")
-    if has_from_pp.value is not _MISSING or has_from_pp.error is not None:
-        report.extend(_method_findings(obj, "from_pp_tensors", ["tensors"],
+        _, shape = method_findings(obj, name, params, missing="AUX102", arity="AUX102")
+        findings += [_with_hint(f, _OBSERVER_HINT) for f in shape]
+    return findings
+
+
+def check_sampling_observer(
+    obj: Any, *, device_output: Any = None, batch_size: int | None = None,
+    static_buffers: StaticBuffers = (), steps: int = 4,
+) -> Report:
+    """Returns a report of ``obj`` as a SamplingObserver, run through SGLang's step loop.
+
+    A missing, non-callable, ill-shaped or raising hook is AUX102 with an
+    observer-specific hint. With well-shaped hooks the observer runs ``steps`` steps of
+    the overlap loop (logits are views of CUDA-graph outputs on decode steps, rewritten
+    by every replay), and each output it publishes is judged as SGLang runs it
+    (AUX101-106, AUX110-112, AUX201-204). A ``from_pp_tensors`` of the wrong shape is
+    AUX403; with ``device_output`` given, its PP tensors are sent through
+    ``obj.from_pp_tensors`` and compared (AUX401-403).
+    """
+    from auxcheck._loop import check_observers, sampling_producer
+
+    _check_batch_size(batch_size)
+    report = Report(f"sampling observer {type_name(obj)}")
+    report.extend(_hook_findings(obj))
+    if not report:
+        report.extend(check_observers(sampling_producer(obj), subject=report.subject,
+                                      batch_size=batch_size,
+                                      static=static_registry(static_buffers), steps=steps))
+    has_from_pp = lookup(obj, "from_pp_tensors")
+    if has_from_pp.value is not MISSING or has_from_pp.error is not None:
+        report.extend(method_findings(obj, "from_pp_tensors", ["tensors"],
                                        missing="AUX403", arity="AUX403")[1])
     if device_output is not None:
-        report.extend(f for f in check_device_output(device_output, pp_observer=obj)
+        report.extend(f for f in _pp_findings(device_output, obj)
                       if get_rule(f.code).family == "AUX4")
+    return report
+
+
+def check_forward_observer(
+    obj: Any, *, sampling_observer: Any = None, batch_size: int | None = None,
+    static_buffers: StaticBuffers = (), steps: int = 4,
+) -> Report:
+    """Returns a report of ``obj`` as a ForwardObserver (SGLang main), run through the step loop.
+
+    ``after_forward(batch, forward_batch, logits_output, can_run_graph=...)`` runs right
+    after each forward; on decode steps ``logits_output`` holds views of the CUDA graph's
+    persistent outputs. With ``sampling_observer`` its output is composed after the
+    forward output, as SGLang composes them. An ill-shaped or raising hook is AUX102.
+    """
+    from auxcheck._loop import check_observers, forward_producer
+
+    _check_batch_size(batch_size)
+    report = Report(f"forward observer {type_name(obj)}")
+    _, shape = method_findings(obj, "after_forward", ["batch", "forward_batch", "logits_output"],
+                                missing="AUX102", arity="AUX102", keywords=["can_run_graph"])
+    report.extend(_with_hint(f, _FORWARD_HINT) for f in shape)
+    if sampling_observer is not None:
+        report.extend(_hook_findings(sampling_observer))
+    if not report:
+        report.extend(check_observers(forward_producer(obj, sampling_observer),
+                                      subject=report.subject, batch_size=batch_size,
+                                      static=static_registry(static_buffers), steps=steps))
     return report
 
 

@@ -29,12 +29,26 @@ def test_every_rule_has_a_title_and_a_hint() -> None:
         assert "|" not in rule.title + rule.hint
 
 
+PENDING = {
+    "AUX503": "issue 11 (release matrix)",
+    "AUX504": "issue 13 (migrate)",
+    "AUX701": "issue 11 (hook targets)",
+    "AUX702": "issue 11 (entry points)",
+}
+"""Codes DESIGN.md lists whose checks land with a later issue; each leaves this table then."""
+
+
 @pytest.mark.skipif(not DESIGN.exists(), reason=f"the design document {DESIGN} is absent")
 def test_every_code_of_the_design_document_is_in_the_table() -> None:
-    """The rule table holds exactly the codes DESIGN.md's rule table lists."""
+    """The rule table holds exactly the codes DESIGN.md lists, less those still pending."""
     listed = set(re.findall(r"^\| (AUX\d{3}) \|", DESIGN.read_text(), flags=re.MULTILINE))
     assert listed
-    assert listed == set(RULES)
+    assert set(RULES) == listed - set(PENDING)
+
+
+def test_a_pending_code_is_not_in_the_table_yet() -> None:
+    """A pending code that gets a rule must leave PENDING, so the table stays exact."""
+    assert not set(PENDING) & set(RULES)
 
 
 def test_a_rule_family_drops_the_last_two_digits() -> None:
@@ -58,7 +72,7 @@ def test_get_rule_of_an_unknown_code_names_the_known_ones() -> None:
     pytest.param(["AUX104 AUX203", "AUX601"], {"AUX104", "AUX203", "AUX601"},
                  id="space-separated-and-several-items"),
     pytest.param(["AUX4"], {"AUX401", "AUX402", "AUX403"}, id="family"),
-    pytest.param(["AUX11"], {"AUX110", "AUX111"}, id="sub-family"),
+    pytest.param(["AUX11"], {"AUX110", "AUX111", "AUX112"}, id="sub-family"),
     pytest.param([], set(), id="nothing"),
     pytest.param([" , "], set(), id="only-separators"),
 ])

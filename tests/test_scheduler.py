@@ -30,8 +30,8 @@ def test_commits_hold_the_new_tokens_and_none_when_nothing_is_new() -> None:
     """Each commit starts at the old visible length; requests with nothing new get None."""
     batch = FakeBatch([FakeReq("a", output_ids=[7]), FakeReq("b"), FakeReq("c")])
     starts = snapshot_output_starts(batch)
-    batch.reqs[0].output_ids += [8, 9]
-    batch.reqs[2].output_ids += [4]
+    batch.reqs[0].output_ids.extend([8, 9])
+    batch.reqs[2].output_ids.extend([4])
     assert starts == [1, 0, 0]
     assert build_commits(batch, starts) == [CommittedTokens(1, (8, 9)), None,
                                             CommittedTokens(0, (4,))]
@@ -41,8 +41,9 @@ def test_finished_len_cuts_the_committed_tokens() -> None:
     """Tokens past finished_len (e.g. a stop string) are not committed."""
     batch = FakeBatch([FakeReq("a", output_ids=[1])])
     starts = snapshot_output_starts(batch)
-    batch.reqs[0].output_ids += [2, 3, 4]
+    batch.reqs[0].output_ids.extend([2, 3, 4])
     batch.reqs[0].finished_len = 3
+    batch.reqs[0].finished_reason = "stop"
     assert build_commits(batch, starts) == [CommittedTokens(1, (2, 3))]
     assert batch.reqs[0].finished()
 

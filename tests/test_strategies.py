@@ -234,7 +234,7 @@ def test_growth_applies_to_a_request_as_the_scheduler_would(
 ) -> None:
     """A growth adds tokens, finishes or retracts; finished and retracted requests stay put."""
     growth.apply(req)
-    assert (req.output_ids, req.finished_len, req.is_retracted) == after
+    assert (list(req.output_ids), req.finished_len, req.is_retracted) == after
 
 
 def test_streams_include_finished_and_retracted_requests_with_none_commits() -> None:

@@ -125,7 +125,7 @@ class ReversingReqsHost(GoodHost):
 class TruncatingOutputHost(GoodHost):
     def consume(self, batch: Any, commits: Any) -> None:
         for req in batch.reqs:
-            req.output_ids.clear()
+            del req.output_ids[:]
 
 
 class ReturnsZeroHost(GoodHost):
@@ -569,7 +569,6 @@ def test_a_well_behaved_device_output_has_no_findings(output: Any) -> None:
     pytest.param(KeepsDeviceOutput(), "AUX105", id="host-keeps-device-tensor"),
     pytest.param(KeepsViewInDictOutput(), "AUX105", id="host-keeps-view-in-dict-list"),
     pytest.param(KeepsInSlotsOutput(), "AUX105", id="host-keeps-tensor-in-slots"),
-    pytest.param(KeepsUncopiedOutput(), "AUX105", id="host-keeps-uncopied-view"),
     pytest.param(SparseKeptOutput(), "AUX105", id="host-keeps-sparse-device-tensor"),
     pytest.param(LazyCopyOutput(), "AUX105", id="host-copies-lazily-in-consume"),
 ])
@@ -656,7 +655,6 @@ def test_a_well_behaved_host_output_has_no_findings(host: Any) -> None:
     pytest.param(ConsumeNotCallableHost, "AUX201", id="consume-not-callable"),
     pytest.param(OneArgConsumeHost, "AUX201", id="consume-without-commits"),
     pytest.param(NoneUnsafeHost, "AUX202", id="crashes-on-none-commit"),
-    pytest.param(EmptyUnsafeHost, "AUX202", id="crashes-on-empty-batch"),
     pytest.param(RecursingConsumeHost, "AUX202", id="infinite-recursion"),
     pytest.param(AppendingHost, "AUX203", id="appends-to-commits"),
     pytest.param(FilteringHost, "AUX203", id="filters-commits-in-place"),
@@ -677,8 +675,8 @@ def test_a_broken_host_output_is_reported_with_its_code(host_class: type, code: 
     assert codes(check_device_output(host_output(host_class)())) == [through_copy]
 
 
-def test_consume_sees_an_empty_batch_none_entries_and_several_steps() -> None:
-    """consume is called with scheduler-built commits: empty, None entries, growing steps."""
+def test_consume_runs_once_with_the_batch_the_output_was_built_for() -> None:
+    """consume is called exactly once: 4 requests, None entries and commits past zero."""
     calls: list[tuple[int, list[Any]]] = []
 
     class Recording(GoodHost):
@@ -688,15 +686,14 @@ def test_consume_sees_an_empty_batch_none_entries_and_several_steps() -> None:
             calls.append((len(batch.reqs), list(commits)))
 
     assert check_host_output(Recording(torch.ones(4, 2))).ok
-    sizes = [size for size, _ in calls]
-    assert sizes[0] == 0 and set(sizes[1:]) == {4}
-    entries = [commit for _, commits in calls for commit in commits]
+    assert [size for size, _ in calls] == [4]
+    entries = calls[0][1]
     assert None in entries
     assert any(isinstance(c, CommittedTokens) and c.output_index > 0 for c in entries)
 
 
 def test_the_batch_size_follows_the_host_tensors_or_the_option() -> None:
-    """The batch size is the rows' leading dimension unless batch_size says otherwise."""
+    """The batch size is inferred from the rows unless batch_size says otherwise."""
     sizes: set[int] = set()
 
     class Sizes(GoodHost):
@@ -705,7 +702,23 @@ def test_the_batch_size_follows_the_host_tensors_or_the_option() -> None:
 
     check_host_output(Sizes(torch.ones(5, 2)))
     check_host_output(Sizes(torch.ones(5, 2)), batch_size=2)
-    assert sizes == {0, 5, 2}
+    assert sizes == {5, 2}
+
+
+@pytest.mark.parametrize("output", [
+    pytest.param(KeepsUncopiedOutput(), id="host-keeps-the-device-view"),
+    pytest.param(host_output(EmptyUnsafeHost)(), id="indexes-its-own-requests"),
+])
+def test_outputs_sglang_runs_correctly_have_no_finding(output: Any) -> None:
+    """Device publication (a note) and a consume that needs its own batch are not failures."""
+    assert check_device_output(output).ok
+
+
+def test_device_publication_is_a_note_naming_the_kept_tensors() -> None:
+    """A host output keeping uncopied device tensors gets AUX106, which is not a failure."""
+    report = check_device_output(KeepsUncopiedOutput())
+    assert report.ok and [n.code for n in report.notes] == ["AUX106"]
+    assert "ok (1 note)" in report.to_text() and ".rows" in report.notes[0].message
 
 
 # ---------------------------------------------------------------- pipeline parallel
@@ -746,8 +759,8 @@ def test_pipeline_parallel_transport_is_checked(
 def _stepped_batch() -> tuple[FakeBatch, list[CommittedTokens | None]]:
     batch = FakeBatch([FakeReq("a", output_ids=[5]), FakeReq("b"), FakeReq("c")])
     starts = snapshot_output_starts(batch)
-    batch.reqs[0].output_ids += [6, 7]
-    batch.reqs[2].output_ids += [8]
+    batch.reqs[0].output_ids.extend([6, 7])
+    batch.reqs[2].output_ids.extend([8])
     return batch, build_commits(batch, starts)
 
 
@@ -873,7 +886,8 @@ def test_hostile_plugin_code_becomes_a_finding_with_a_traceback(
     detail = report.findings[0].detail
     assert detail is not None
     assert detail.splitlines()[-1].startswith(exception)
-    assert all(" in " in line for line in detail.splitlines()[:-1])
+    frames = [line for line in detail.splitlines()[:-1] if not line.startswith("inferred")]
+    assert all(" in " in line for line in frames)
     assert "auxcheck/validate.py" not in detail
 
 

@@ -20,6 +20,13 @@ def broken_output(request: pytest.FixtureRequest) -> Any:
     return getattr(outputs, request.param)
 
 
+@pytest.fixture(name="auxcheck_sampling_observer", params=sorted(outputs.PLANTED_OBSERVER_BUGS),
+                ids=lambda name: f"{name}-{outputs.PLANTED_OBSERVER_BUGS[name]}")
+def broken_observer(request: pytest.FixtureRequest) -> Any:
+    """Returns the factory (the class) of one planted observer bug."""
+    return getattr(outputs, request.param)
+
+
 @pytest.fixture
 def auxcheck_static_buffers() -> list[torch.Tensor]:
     """Returns the stand-in CUDA graph's static buffers."""

@@ -139,6 +139,69 @@ class EmptyPPOutput(_Rows):
         return {}
 
 
+STEP_BUFFER = torch.zeros(8, 16)
+"""A buffer the next class writes every step: its published views change before they are copied."""
+
+
+class ReusesBufferOutput:
+    """AUX112: writes each step's rows into one module-level buffer and publishes a view of it."""
+
+    steps = 0
+
+    def __init__(self) -> None:
+        ReusesBufferOutput.steps += 1
+        STEP_BUFFER[:4].fill_(float(ReusesBufferOutput.steps))
+        self.rows = STEP_BUFFER[:4]
+
+    def copy_to_host(self, copy_tensor: Copy) -> GoodHost:
+        return GoodHost(copy_tensor(self.rows))
+
+
+class SortingHost(GoodHost):
+    """AUX203: sorts the requests by rid in place (every sibling then sees them reordered)."""
+
+    def consume(self, batch: Any, commits: Commits) -> None:
+        batch.reqs.sort(key=lambda req: req.rid)
+        super().consume(batch, commits)
+
+
+class SortsRequestsOutput(_HostWith):
+    """AUX203: its host output reorders batch.reqs in place."""
+
+    host_class = SortingHost
+
+
+class ReusingObserver:
+    """AUX112: a sampling observer that publishes views of one buffer it rewrites every step."""
+
+    def __init__(self) -> None:
+        self.buffer = torch.zeros(16, dtype=torch.long)
+
+    def is_active(self, sampling_info: Any) -> bool:
+        return True
+
+    def before_grammar(self, logits: torch.Tensor, sampling_info: Any) -> int:
+        return int(logits.shape[0])
+
+    def after_sample(self, rows: int, token_ids: torch.Tensor) -> Any:
+        self.buffer[:rows].copy_(token_ids)
+        return TokenOutput(self.buffer[:rows])
+
+
+class TokenOutput:
+    """The reusing observer's output: a view of its buffer (the bug), copied once."""
+
+    def __init__(self, tokens: torch.Tensor) -> None:
+        self.tokens = tokens
+
+    def copy_to_host(self, copy_tensor: Copy) -> GoodHost:
+        return GoodHost(copy_tensor(self.tokens)[:, None].float())
+
+
+PLANTED_OBSERVER_BUGS: dict[str, str] = {"ReusingObserver": "AUX112"}
+"""Observer class name -> the rule code auxcheck must report for it."""
+
+
 PLANTED_BUGS: dict[str, str] = {
     "WrongArityOutput": "AUX102",
     "DoubleCopyOutput": "AUX104",
@@ -148,5 +211,7 @@ PLANTED_BUGS: dict[str, str] = {
     "ReturnsValueOutput": "AUX204",
     "CrashesOnNoneOutput": "AUX202",
     "EmptyPPOutput": "AUX402",
+    "ReusesBufferOutput": "AUX112",
+    "SortsRequestsOutput": "AUX203",
 }
 """Class name -> the rule code auxcheck must report for it."""
