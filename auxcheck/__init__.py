@@ -24,6 +24,7 @@ if _typing.TYPE_CHECKING:
         CompositeDeviceAuxiliaryOutput,
         CompositeHostAuxiliaryOutput,
         DeviceAuxiliaryOutput,
+        ForwardObserver,
         HostAuxiliaryOutput,
         PipelineParallelAuxiliaryOutput,
         PipelineParallelSamplingObserver,
@@ -35,6 +36,8 @@ if _typing.TYPE_CHECKING:
     from auxcheck.validate import (
         check_commits,
         check_device_output,
+        check_device_outputs,
+        check_forward_observer,
         check_host_output,
         check_sampling_observer,
     )
@@ -44,12 +47,13 @@ _HOMES: dict[str, tuple[str, ...]] = {
                         "InvalidArgument", "MovesTableError", "SchedulerError"),
     "auxcheck.protocols": ("CommittedTokens", "CompositeDeviceAuxiliaryOutput",
                            "CompositeHostAuxiliaryOutput", "DeviceAuxiliaryOutput",
-                           "HostAuxiliaryOutput", "PipelineParallelAuxiliaryOutput",
+                           "ForwardObserver", "HostAuxiliaryOutput", "PipelineParallelAuxiliaryOutput",
                            "PipelineParallelSamplingObserver", "SamplingObserver",
                            "append_auxiliary_output"),
     "auxcheck.report": ("Finding", "Report"),
     "auxcheck.rules": ("RULES", "Rule"),
-    "auxcheck.validate": ("check_commits", "check_device_output", "check_host_output",
+    "auxcheck.validate": ("check_commits", "check_device_output", "check_device_outputs",
+                          "check_forward_observer", "check_host_output",
                           "check_sampling_observer"),
 }
 _HOME_OF = {name: module for module, names in _HOMES.items() for name in names}
@@ -64,6 +68,7 @@ __all__ = [
     "CudaGraphAliasError",
     "DeviceAuxiliaryOutput",
     "Finding",
+    "ForwardObserver",
     "HostAuxiliaryOutput",
     "InvalidArgument",
     "MovesTableError",
@@ -77,6 +82,8 @@ __all__ = [
     "append_auxiliary_output",
     "check_commits",
     "check_device_output",
+    "check_device_outputs",
+    "check_forward_observer",
     "check_host_output",
     "check_sampling_observer",
 ]

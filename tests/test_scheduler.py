@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+from array import array
+
 import pytest
 
 from auxcheck._scheduler import (
+    Event,
     FakeBatch,
     FakeReq,
+    SchedulerModel,
     build_commits,
     snapshot_output_starts,
     visible_output_len,
 )
 from auxcheck.errors import SchedulerError
 from auxcheck.protocols import CommittedTokens
+from auxcheck.validate import check_commits
 
 
 @pytest.mark.parametrize(("req", "expected"), [
@@ -69,3 +74,58 @@ def test_starts_of_another_batch_are_a_scheduler_error() -> None:
     with pytest.raises(SchedulerError) as info:
         build_commits(FakeBatch([FakeReq("a")]), [0, 0])
     assert str(info.value) == "2 output starts for 1 requests; snapshot the starts of this very batch"
+
+
+# ---------------------------------------------------------------- the scheduler model
+
+
+def test_requests_have_array_outputs_and_finish_by_reason() -> None:
+    """output_ids is an array('q') as on SGLang's Req; finished() means a reason is set."""
+    req = FakeReq("a", output_ids=[1, 2])
+    assert isinstance(req.output_ids, array) and req.output_ids.typecode == "q"
+    assert not req.finished()
+    req.finished_reason = "abort"
+    assert req.finished() and req.finished_len is None
+
+
+@pytest.mark.parametrize("size", [2, 3, 4, 7])
+def test_batches_are_never_in_rid_order(size: int) -> None:
+    """A plugin sorting batch.reqs by rid in place always changes the order it was given."""
+    model = SchedulerModel(seed=size)
+    for _ in range(4):
+        batch = model.batch(size)
+        rids = [req.rid for req in batch.reqs]
+        assert rids != sorted(rids)
+        model.commit(batch.copy())
+
+
+def test_steps_cover_every_event_and_commits_follow_visible_lengths() -> None:
+    """Over a few steps requests decode, speculate, chunk, finish, abort and retract."""
+    model = SchedulerModel(seed=1)
+    seen: set[Event] = set()
+    for _ in range(4):
+        batch = model.batch(4).copy()
+        commits = model.commit(batch)
+        assert check_commits(batch, commits).ok
+        seen |= set(model.events[-1].values())
+    assert seen == set(Event)
+
+
+def test_a_request_finished_at_one_step_gets_none_in_the_next_batch() -> None:
+    """The overlap loop forms batch N+1 before processing N: a finished request gets None."""
+    model = SchedulerModel(seed=0)
+    first = model.batch(3)
+    second = model.batch(3)  # formed before step 1 is processed
+    model.commit(first.copy())
+    finished = [i for i, req in enumerate(second.reqs) if req.finished()]
+    commits = model.commit(second.copy())
+    assert finished and all(commits[i] is None for i in finished)
+
+
+def test_a_batch_copy_is_a_new_list_of_the_same_requests() -> None:
+    """ScheduleBatch.copy slices reqs: rebinding the live list leaves the snapshot alone."""
+    batch = FakeBatch([FakeReq("a"), FakeReq("b")])
+    snapshot = batch.copy()
+    batch.reqs = batch.reqs[:1]
+    assert [r.rid for r in snapshot.reqs] == ["a", "b"]
+    assert snapshot.reqs[0] is batch.reqs[0]
