@@ -324,9 +324,13 @@ def _nothing_to_check(session: pytest.Session) -> str:
 
 
 def _fixture_names(session: pytest.Session) -> Iterable[str]:
-    # pytest's fixture manager has no public listing; checked on pytest 7.4 to 9.
+    # pytest's fixture manager has no public listing of names: pytest < 9.1 keeps them in
+    # _arg2fixturedefs, 9.1 and later in _arg2node2fixturedefs / _arg2nodeid2fixturedefs.
     manager = session._fixturemanager
-    return list(getattr(manager, "_arg2fixturedefs", {}))
+    names: set[str] = set()
+    for attr in ("_arg2fixturedefs", "_arg2node2fixturedefs", "_arg2nodeid2fixturedefs"):
+        names.update(getattr(manager, attr, {}))
+    return names
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:

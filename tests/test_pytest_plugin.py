@@ -499,3 +499,255 @@ def test_runs_under_xdist(project: pytest.Pytester) -> None:
     header = [line for line in result.outlines if re.match(r"auxcheck \S+: impl=", line)]
     assert header == [(f"auxcheck {__version__}: impl=reference (auto), 2 device outputs, "
                        "profile=tiny")]
+
+
+# ---------------------------------------------------------------- as SGLang runs a plugin
+
+ENTROPY = textwrap.dedent("""
+    import torch
+
+    class EntropyHost:
+        def __init__(self, entropy, top):
+            self.entropy, self.top = entropy, top
+
+        def consume(self, batch, commits):
+            for i, (req, commit) in enumerate(zip(batch.reqs, commits)):
+                if commit is None:
+                    continue
+                if req.customized_info is None:
+                    req.customized_info = {}
+                req.customized_info.setdefault("entropy", []).append(float(self.entropy[i]))
+                req.customized_info.setdefault("top", []).append(self.top[i].tolist())
+
+    class EntropyOutput:
+        def __init__(self, batch_size=3, k=4):
+            logits = torch.randn(batch_size, 32)
+            probs = logits.softmax(-1)
+            self.entropy = -(probs * probs.clamp_min(1e-9).log()).sum(-1)
+            self.top = probs.topk(k, dim=-1).indices
+
+        def copy_to_host(self, copy_tensor):
+            return EntropyHost(copy_tensor(self.entropy), copy_tensor(self.top))
+
+    class EntropyObserver:
+        def is_active(self, sampling_info):
+            return True
+
+        def before_grammar(self, logits, sampling_info):
+            return logits.clone()
+
+        def after_sample(self, logits, token_ids):
+            probs = logits.softmax(-1)
+            out = EntropyOutput.__new__(EntropyOutput)
+            out.entropy = -(probs * probs.clamp_min(1e-9).log()).sum(-1)
+            out.top = probs.topk(4, dim=-1).indices
+            return out
+""")
+"""A plugin written from the README: a token-entropy observer with [batch] and [batch, k] tensors."""
+
+
+@pytest.fixture
+def entropy(pytester: pytest.Pytester) -> pytest.Pytester:
+    """Returns a pytester project holding the entropy plugin as module ``entropy``."""
+    pytester.makepyfile(entropy=ENTROPY)
+    pytester.syspathinsert()
+    pytester.makeconftest(TINY + textwrap.dedent("""
+        import pytest
+        from hypothesis import strategies as st
+        import entropy
+
+        @pytest.fixture(params=["instance", "factory", "strategy"])
+        def auxcheck_device_output(request):
+            if request.param == "instance":
+                return entropy.EntropyOutput()
+            if request.param == "factory":
+                return entropy.EntropyOutput
+            return st.integers(1, 8).map(entropy.EntropyOutput)
+
+        @pytest.fixture
+        def auxcheck_sampling_observer():
+            return entropy.EntropyObserver()
+    """))
+    return pytester
+
+
+def test_a_correct_plugin_from_the_readme_passes_in_five_runs_with_fresh_seeds(
+    entropy: pytest.Pytester,
+) -> None:
+    """No drawn batch is mixed with an output built for another: 5 fresh seeds, 0 failures."""
+    import random
+
+    for _ in range(5):
+        seed = random.SystemRandom().randrange(2**32)
+        result = entropy.runpytest_inprocess(
+            "--auxcheck", "--auxcheck-profile=tiny", "-p", "no:randomly",
+            f"--hypothesis-seed={seed}", "-k", "not imports")
+        outcomes = result.parseoutcomes()
+        assert outcomes.get("failed", 0) == 0, (seed, result.stdout.str()[-3000:])
+        assert outcomes["passed"] > 60
+
+
+def test_a_misnamed_fixture_is_an_error_naming_the_closest_names(project: pytest.Pytester) -> None:
+    """`auxcheck_device_outputs` (one letter off) never reads as a pass: usage error, exit 4."""
+    project.makeconftest(conftest("""
+        @pytest.fixture
+        def auxcheck_device_outputs():
+            return auxout.Good()
+    """))
+    result = project.runpytest_inprocess(*FAST)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([
+        "*--auxcheck found nothing to check*auxcheck_device_output, auxcheck_sampling_observer, "
+        "auxcheck_forward_observer*closest fixture names seen: auxcheck_device_outputs*"])
+
+
+def test_a_planted_arity_bug_fails_one_item_and_skips_what_depends_on_it(
+    project: pytest.Pytester,
+) -> None:
+    """One cause, one failure: the AUX102 item fails, items needing a copy skip naming it."""
+    project.makepyfile(arity=textwrap.dedent("""
+        import torch
+        class WrongArity:
+            def __init__(self):
+                self.rows = torch.zeros(3, 2)
+            def copy_to_host(self):
+                return None
+    """))
+    project.makeconftest(conftest("""
+        import arity
+        @pytest.fixture
+        def auxcheck_device_output():
+            return arity.WrongArity()
+    """))
+    result = project.runpytest_inprocess(*FAST, "-rfs", "-k", "not impl and not imports")
+    outcomes = result.parseoutcomes()
+    assert outcomes["failed"] == 1
+    result.stdout.fnmatch_lines(["FAILED *AUX102-copy-to-host-arity*"])
+    result.stdout.fnmatch_lines(["SKIPPED *AUX202: not judged*item AUX102-copy-to-host-arity "
+                                 "fails*"])
+
+
+def test_observer_fixtures_get_their_own_items_run_through_the_step_loop(
+    project: pytest.Pytester,
+) -> None:
+    """A reusing sampling observer fails AUX112; a forward observer's graph view fails AUX110."""
+    project.makepyfile(observers=textwrap.dedent("""
+        import torch
+        import auxout
+
+        class Reusing:
+            def __init__(self):
+                self.buffer = torch.zeros(16, 2)
+            def is_active(self, info):
+                return True
+            def before_grammar(self, logits, info):
+                return logits.shape[0]
+            def after_sample(self, n, token_ids):
+                self.buffer[:n, 0] = token_ids.float()
+                return auxout.Good.__new__(auxout.Good).__class__ and Published(self.buffer[:n])
+
+        class Published(auxout.Good):
+            def __init__(self, rows):
+                self.rows = rows
+
+        class GraphView:
+            def after_forward(self, batch, forward_batch, logits_output, *, can_run_graph):
+                return Published(logits_output.hidden_states)
+    """))
+    project.makeconftest(conftest("""
+        import observers
+        @pytest.fixture
+        def auxcheck_sampling_observer():
+            return observers.Reusing
+        @pytest.fixture
+        def auxcheck_forward_observer():
+            return observers.GraphView()
+    """))
+    result = project.runpytest_inprocess(*FAST, "-k", "not impl and not imports")
+    failed = sorted(line.split(" ")[1] for line in result.outlines if line.startswith("FAILED"))
+    assert failed == ["auxcheck::auxcheck_forward_observer::AUX110-graph-buffer-alias",
+                      "auxcheck::auxcheck_sampling_observer::AUX112-values-at-copy"]
+
+
+@pytest.mark.parametrize(("size", "outcome"), [
+    pytest.param(5, {"failed": 0}, id="declared-right"),
+    pytest.param(2, {"failed": 1}, id="declared-wrong"),
+])
+def test_auxcheck_batch_size_declares_the_batch_an_output_is_built_for(
+    project: pytest.Pytester, size: int, outcome: dict[str, int],
+) -> None:
+    """A lone [layers, batch, h] tensor: the declared size is used, never a guess."""
+    project.makepyfile(layers=textwrap.dedent("""
+        import torch
+        class Host:
+            def __init__(self, hidden):
+                self.hidden = hidden
+            def consume(self, batch, commits):
+                assert self.hidden.shape[1] == len(batch.reqs)
+        class LayersFirst:
+            def __init__(self):
+                self.hidden = torch.zeros(2, 5, 4)
+            def copy_to_host(self, copy_tensor):
+                return Host(copy_tensor(self.hidden))
+    """))
+    project.makeconftest(conftest(f"""
+        import layers
+        @pytest.fixture
+        def auxcheck_device_output():
+            return layers.LayersFirst()
+        @pytest.fixture
+        def auxcheck_batch_size():
+            return {size}
+    """))
+    result = project.runpytest_inprocess(*FAST, "-k", "AUX202-consume")
+    assert result.parseoutcomes().get("failed", 0) == outcome["failed"]
+
+
+def test_a_factory_taking_the_batch_is_given_each_step_s_batch(project: pytest.Pytester) -> None:
+    """`def make(batch)` as the fixture value: every output is built for, and consumed with, its batch."""
+    project.makepyfile(built=textwrap.dedent("""
+        import torch
+        class Host:
+            def __init__(self, rids):
+                self.rids = rids
+            def consume(self, batch, commits):
+                assert [r.rid for r in batch.reqs] == self.rids
+        class Built:
+            def __init__(self, batch):
+                self.rids = [r.rid for r in batch.reqs]
+                self.rows = torch.zeros(len(batch.reqs), 2)
+            def copy_to_host(self, copy_tensor):
+                copy_tensor(self.rows)
+                return Host(self.rids)
+    """))
+    project.makeconftest(conftest("""
+        import built
+        @pytest.fixture
+        def auxcheck_device_output():
+            def make(batch):
+                return built.Built(batch)
+            return make
+    """))
+    result = project.runpytest_inprocess(*FAST, "-k", "not impl and not imports")
+    outcomes = result.parseoutcomes()
+    assert outcomes.get("failed", 0) == 0 and outcomes["passed"] > 10
+
+
+def test_device_publication_passes_and_is_listed_as_a_note(project: pytest.Pytester) -> None:
+    """An output keeping its device tensors passes AUX105; the summary lists the AUX106 note."""
+    project.makepyfile(publish=textwrap.dedent("""
+        import torch
+        import auxout
+        class Publishes(auxout.Good):
+            def copy_to_host(self, copy_tensor):
+                return auxout.Host(self.rows)
+    """))
+    project.makeconftest(conftest("""
+        import publish
+        @pytest.fixture
+        def auxcheck_device_output():
+            return publish.Publishes()
+    """))
+    result = project.runpytest_inprocess(*FAST, "-k", "AUX105")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*auxcheck notes*", "*AUX105-no-copy-bypass: AUX106 *"])
