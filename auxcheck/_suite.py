@@ -422,20 +422,31 @@ def _run_device_properties(code: str, source: Source, options: AuxcheckOptions,
             raise
 
 
+FALLBACK_FRACTION = 5
+"""When ``auto`` falls back to auxcheck's own reference, whose full proof is auxcheck's own
+test suite, the impl items run this fraction of the profile's examples."""
+
+
+def impl_fraction(options: AuxcheckOptions) -> int:
+    """Returns the share of examples the impl items run: all, or a fifth for the fallback."""
+    fallback = options.impl == "auto" and implementation("auto").name == "reference"
+    return FALLBACK_FRACTION if fallback else 1
+
+
 def run_impl_check(name: str, *, options: AuxcheckOptions) -> None:
     """Runs one implementation item: a property by name, or ``machine``."""
     impl = implementation(options.impl)
     if name == "machine":
         _run_machine(impl, options)
         return
-    _run_properties(name, impl, leaves=None, options=options)
+    _run_properties(name, impl, leaves=None, options=options, fraction=impl_fraction(options))
 
 
 def _run_machine(impl: Implementation, options: AuxcheckOptions) -> None:
     """Runs the append -> copy -> consume state machine against ``impl``."""
     from auxcheck.machine import run_machine
 
-    examples = resolve_settings(options.profile).max_examples
+    examples = max(5, resolve_settings(options.profile).max_examples // impl_fraction(options))
     name = options.profile if options.profile in aux.PROFILES else "auxcheck-default"
     report = run_machine(impl, profile=name, max_examples=examples)
     report.without(options.ignore).raise_for_findings()

@@ -119,7 +119,7 @@ class AuxcheckOptions:
 
 _OPTIONS = pytest.StashKey[AuxcheckOptions]()
 _HEADER_SHOWN = pytest.StashKey[bool]()
-_DEVICE_OUTPUTS = pytest.StashKey[int]()
+_SUBJECTS = pytest.StashKey["Subjects"]()
 
 
 # ---------------------------------------------------------------- options
@@ -263,28 +263,45 @@ class ResultWriter:
 # ---------------------------------------------------------------- header
 
 
-def _device_group_keys(nodeids: Iterable[str]) -> set[str]:
-    """Returns one key per device-output value among the items ``nodeids``."""
-    keys = set()
+@dataclass(frozen=True, slots=True)
+class Subjects:
+    """How many fixture values the suite checks: device outputs and observers."""
+
+    outputs: int
+    observers: int
+
+
+def count_subjects(nodeids: Iterable[str]) -> Subjects:
+    """Returns how many device-output and observer values the items ``nodeids`` check."""
+    keys: dict[str, bool] = {}
     for nodeid in nodeids:
         parts = nodeid.split("::")
         if SUITE_NAME not in parts[:2]:
             continue
         at = parts.index(SUITE_NAME)
         if len(parts) == at + 3 and parts[at + 1] != IMPL_GROUP:
-            _, bracket, param = parts[-1].partition("[")
-            keys.add("::".join(parts[: at + 2]) + bracket + param)
-    return keys
+            name, bracket, param = parts[-1].partition("[")
+            key = "::".join(parts[: at + 2]) + bracket + param
+            keys[key] = keys.get(key, False) or name == OBSERVER_CHECKS[0][1]
+    observers = sum(keys.values())
+    return Subjects(len(keys) - observers, observers)
 
 
-def header_line(options: AuxcheckOptions, device_outputs: int) -> str:
-    """Returns the one header line: version, implementation, device outputs, profile."""
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+def header_line(options: AuxcheckOptions, subjects: Subjects) -> str:
+    """Returns the one header line: version, implementation, what is checked, profile."""
     from auxcheck import _suite
 
-    found = (f"{device_outputs} device output{'s' if device_outputs != 1 else ''}"
-             if device_outputs else
-             f"no device outputs found (define the fixture {FIXTURE} in a conftest.py)")
-    return (f"auxcheck {__version__}: impl={_suite.describe_impl(options.impl)}, {found}, "
+    found = ", ".join(part for part in (
+        _plural(subjects.outputs, "device output") if subjects.outputs else "",
+        _plural(subjects.observers, "observer") if subjects.observers else "") if part)
+    impl = _suite.describe_impl(options.impl)
+    if _suite.impl_fraction(options) > 1:
+        impl = impl.replace("(auto)", f"(auto, 1/{_suite.impl_fraction(options)} of the examples)")
+    return (f"auxcheck {__version__}: impl={impl}, {found or 'nothing to check'}, "
             f"profile={options.profile}")
 
 
@@ -300,7 +317,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     options = config.stash.get(_OPTIONS, None)
     if options is None:
         return
-    config.stash[_DEVICE_OUTPUTS] = len(_device_group_keys(i.nodeid for i in items))
+    config.stash[_SUBJECTS] = count_subjects(i.nodeid for i in items)
     subjects = any(isinstance(i.parent, DeviceGroup) for i in items)
     if not subjects and not options.impl_given:
         raise pytest.UsageError(_nothing_to_check(session))
@@ -355,7 +372,7 @@ def pytest_report_collectionfinish(
     options = config.stash.get(_OPTIONS, None)
     if options is None:
         return []
-    return [header_line(options, config.stash.get(_DEVICE_OUTPUTS, 0))]
+    return [header_line(options, config.stash.get(_SUBJECTS, Subjects(0, 0)))]
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -368,7 +385,7 @@ def pytest_xdist_node_collection_finished(node: Any, ids: Sequence[str]) -> None
         return
     config.stash[_HEADER_SHOWN] = True
     reporter.ensure_newline()
-    reporter.write_line(header_line(options, len(_device_group_keys(ids))))
+    reporter.write_line(header_line(options, count_subjects(ids)))
 
 
 # ---------------------------------------------------------------- collection

@@ -1,8 +1,10 @@
 """Benchmark ``pytest --auxcheck``: the example suite's wall time, and the cost of the plugin when off.
 
 Run by hand: ``.venv/bin/python benchmarks/bench_plugin.py [--repeat N] [--quick]``.
-Prints one table. Targets: the capture_plugin suite under 15 s on two cores with the
-default profile; an installed-but-off plugin under 50 ms on a plain pytest run.
+Prints one table. Targets: ``pytest --auxcheck examples/capture_plugin`` (default profile,
+observer checks included) at most 2x a bare ``pytest`` run of one test that imports torch,
+the two measured interleaved in one run; an installed-but-off plugin under 50 ms on a plain
+pytest run. Then where the suite's time goes, summed per item group from ``--durations``.
 """
 
 from __future__ import annotations
@@ -42,6 +44,39 @@ def _env(cache: str) -> dict[str, str]:
     return {**env, "PYTHONPYCACHEPREFIX": cache}
 
 
+TORCH_TEST = "import torch\n\n\ndef test_one():\n    assert torch.zeros(1).sum() == 0\n"
+
+
+def against_torch_baseline(suite: list[str], repeat: int) -> tuple[float, float]:
+    """Returns median wall times of the suite and of a bare one-test torch run, interleaved."""
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        (folder / "test_torch.py").write_text(TORCH_TEST)
+        bare = [*PYTEST, "-p", "no:xdist", "test_torch.py"]
+        wall(bare, cwd=folder)  # warm the file cache for both
+        wall(suite, cwd=CAPTURE)
+        pairs = [(wall(suite, cwd=CAPTURE), wall(bare, cwd=folder)) for _ in range(repeat)]
+    return statistics.median(p[0] for p in pairs), statistics.median(p[1] for p in pairs)
+
+
+def where_time_goes(suite: list[str]) -> list[tuple[str, float, int]]:
+    """Returns (group, seconds, items) of one suite run, from pytest's --durations report."""
+    done = subprocess.run([*suite, "--durations=0", "--durations-min=0"], cwd=CAPTURE,
+                          capture_output=True, text=True, check=False)
+    groups: dict[str, list[float]] = {}
+    for line in done.stdout.splitlines():
+        parts = line.split()
+        if len(parts) != 3 or not parts[0].endswith("s") or "auxcheck" not in parts[2]:
+            continue
+        nodeid = parts[2]
+        names = nodeid.split("::")
+        group = names[1] if len(names) > 2 else names[-1]
+        param = nodeid.rpartition("[")[2].rstrip("]") if "[" in nodeid else ""
+        key = f"{group}[{param}]" if param and group != "impl" else group
+        groups.setdefault(key, []).append(float(parts[0][:-1]))
+    return sorted(((k, sum(v), len(v)) for k, v in groups.items()), key=lambda r: -r[1])
+
+
 def import_cost(repeat: int) -> tuple[float, float]:
     """Returns median seconds to import the ``auxcheck`` package, then the plugin, after pytest."""
     code = ("import time, pytest; t = time.perf_counter(); import auxcheck; "
@@ -73,10 +108,12 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=2, help="runs per suite measurement")
     parser.add_argument("--quick", action="store_true", help="skip the -n 2 measurement")
     args = parser.parse_args()
-    suite = [*PYTEST, "--auxcheck", "."]
+    suite = [*PYTEST, "-p", "no:xdist", "--auxcheck", "."]
     rows = [("measurement", "seconds", "command")]
-    serial = median_wall(suite, cwd=CAPTURE, repeat=args.repeat)
+    serial, bare = against_torch_baseline(suite, max(3, args.repeat))
     rows.append(("suite, 1 process", f"{serial:.2f}", "pytest --auxcheck examples/capture_plugin"))
+    rows.append(("baseline: one test importing torch", f"{bare:.2f}", "pytest test_torch.py"))
+    rows.append(("suite / baseline", f"{serial / bare:.2f}x", "target: at most 2x"))
     if not args.quick:
         parallel = median_wall([*suite, "-n", "2"], cwd=CAPTURE, repeat=args.repeat)
         rows.append(("suite, -n 2", f"{parallel:.2f}",
@@ -92,6 +129,9 @@ def main() -> int:
     print(f"cpus: {os.cpu_count()}")
     for row in rows:
         print("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
+    print("\nwhere the suite's time goes (seconds of setup + call + teardown, per group):")
+    for group, seconds, items in where_time_goes(suite):
+        print(f"  {group:<40} {seconds:6.2f}  ({items} phases)")
     return 0
 
 

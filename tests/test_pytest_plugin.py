@@ -444,13 +444,11 @@ def test_header_line_names_impl_device_outputs_and_profile(project: pytest.Pytes
     assert lines == [f"auxcheck {__version__}: impl=reference, 2 device outputs, profile=tiny"]
 
 
-def test_header_says_when_no_device_output_was_found(pytester: pytest.Pytester) -> None:
-    """Without the fixture the impl and import checks still run, and the header says so."""
+def test_proving_only_an_implementation_needs_no_fixture(pytester: pytest.Pytester) -> None:
+    """With --auxcheck-impl named, the impl and import items run alone; the header says so."""
     pytester.makeconftest(TINY)
-    result = pytester.runpytest_inprocess(*FAST, "--co", "-q")
-    result.stdout.fnmatch_lines([
-        ("auxcheck *: impl=* (auto), no device outputs found (define the fixture "
-         "auxcheck_device_output in a conftest.py), profile=tiny")])
+    result = pytester.runpytest_inprocess(*FAST, "--auxcheck-impl=reference", "--co", "-q")
+    result.stdout.fnmatch_lines(["auxcheck *: impl=reference, nothing to check, profile=tiny"])
     assert len(ids_of(result)) == IMPL_ITEMS + 1
 
 
@@ -497,7 +495,8 @@ def test_runs_under_xdist(project: pytest.Pytester) -> None:
     result = project.runpytest_subprocess(*FAST, "-n", "2", "-k", "(AUX1 or imports) and not impl")
     result.assert_outcomes(passed=13)
     header = [line for line in result.outlines if re.match(r"auxcheck \S+: impl=", line)]
-    assert header == [(f"auxcheck {__version__}: impl=reference (auto), 2 device outputs, "
+    assert header == [(f"auxcheck {__version__}: impl=reference (auto, 1/5 of the examples), "
+                       "2 device outputs, "
                        "profile=tiny")]
 
 

@@ -1,7 +1,8 @@
 """What a plugin adds for `pytest --auxcheck`: its device output, in the three accepted forms.
 
 The fixture's values are an instance, a zero-argument factory and a Hypothesis
-strategy of batch sizes mapped to outputs; each gets its own group of items.
+strategy of batch sizes mapped to outputs; each gets its own group of items. The
+observer itself is given too, so auxcheck runs it over several overlapped steps.
 """
 
 from __future__ import annotations
@@ -34,6 +35,12 @@ def capture_output(request: pytest.FixtureRequest) -> Any:
 def auxcheck_static_buffers() -> list[torch.Tensor]:
     """Returns the CUDA-graph buffers the outputs must not alias."""
     return static_buffers()
+
+
+@pytest.fixture
+def auxcheck_sampling_observer() -> HiddenStateObserver:
+    """Returns the observer itself: auxcheck drives it through SGLang's step loop."""
+    return make_observer()
 
 
 @pytest.fixture
