@@ -60,6 +60,28 @@ PLUGIN_SOURCE = textwrap.dedent("""
 
     NAMED_BUFFERS = {"graph_out": INSTANCE.rows}
 
+    class LayersHost:
+        def __init__(self, hidden):
+            self.hidden = hidden
+
+        def consume(self, batch, commits):
+            assert self.hidden.shape[1] == len(batch.reqs)
+
+    class LayersFirst:
+        def __init__(self):
+            self.hidden = torch.zeros(2, 5, 4)
+
+        def copy_to_host(self, copy_tensor):
+            return LayersHost(copy_tensor(self.hidden))
+
+    class GraphView:
+        def after_forward(self, batch, forward_batch, logits_output, *, can_run_graph):
+            return View(logits_output.hidden_states)
+
+    class View(Output):
+        def __init__(self, rows):
+            self.rows = rows
+
     def make_registry():
         from auxcheck.aliasing import StaticBufferRegistry
 
@@ -256,3 +278,26 @@ def test_the_installed_command_validates_in_a_subprocess(plugin_dir: str) -> Non
     assert result.returncode == 1, result.stderr
     assert result.stdout.splitlines()[0] == "tmp_plugin_mod:TWICE: 1 finding"
     assert result.stderr == ""
+
+
+@pytest.mark.parametrize(("size", "status"), [
+    pytest.param("5", 0, id="the-batch-it-was-built-for"),
+    pytest.param("2", 1, id="another-batch"),
+])
+def test_batch_size_declares_the_batch_an_output_is_built_for(
+    capsys: pytest.CaptureFixture[str], plugin_dir: str, size: str, status: int
+) -> None:
+    """--batch-size N is used as given: a [layers, batch, h] output consumed with N requests."""
+    code, out, _ = run(capsys, "--path", plugin_dir, "--batch-size", size,
+                       "tmp_plugin_mod:LayersFirst")
+    assert code == status
+    assert ("AUX202" in out) == (status == 1)
+
+
+def test_a_forward_observer_is_run_through_the_step_loop(
+    capsys: pytest.CaptureFixture[str], plugin_dir: str
+) -> None:
+    """An object with after_forward is a forward observer: a graph view it publishes is AUX110."""
+    code, out, _ = run(capsys, "--path", plugin_dir, "tmp_plugin_mod:GraphView")
+    assert code == 1
+    assert "AUX110" in out and "CUDA-graph output hidden_states" in out
