@@ -596,8 +596,8 @@ def test_a_misnamed_fixture_is_an_error_naming_the_closest_names(project: pytest
     result = project.runpytest_inprocess(*FAST)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([
-        "*--auxcheck found nothing to check*auxcheck_device_output, auxcheck_sampling_observer, "
-        "auxcheck_forward_observer*closest fixture names seen: auxcheck_device_outputs*"])
+        ("*--auxcheck found nothing to check*auxcheck_device_output, auxcheck_sampling_observer, "
+         "auxcheck_forward_observer*closest fixture names seen: auxcheck_device_outputs*")])
 
 
 def test_a_planted_arity_bug_fails_one_item_and_skips_what_depends_on_it(
@@ -622,8 +622,8 @@ def test_a_planted_arity_bug_fails_one_item_and_skips_what_depends_on_it(
     outcomes = result.parseoutcomes()
     assert outcomes["failed"] == 1
     result.stdout.fnmatch_lines(["FAILED *AUX102-copy-to-host-arity*"])
-    result.stdout.fnmatch_lines(["SKIPPED *AUX202: not judged*item AUX102-copy-to-host-arity "
-                                 "fails*"])
+    result.stdout.fnmatch_lines([("SKIPPED *AUX202: not judged*item AUX102-copy-to-host-arity "
+                                  "fails*")])
 
 
 def test_observer_fixtures_get_their_own_items_run_through_the_step_loop(
