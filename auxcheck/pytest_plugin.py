@@ -307,7 +307,7 @@ def header_line(options: AuxcheckOptions, subjects: Subjects) -> str:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config,
-                                  items: Sequence[pytest.Item]) -> None:
+                                  items: list[pytest.Item]) -> None:
     """Counts the device outputs collected, before ``-k`` / ``-m`` deselect any item.
 
     Raises pytest.UsageError when nothing is there to check: no output and no observer
@@ -319,8 +319,14 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         return
     config.stash[_SUBJECTS] = count_subjects(i.nodeid for i in items)
     subjects = any(isinstance(i.parent, DeviceGroup) for i in items)
-    if not subjects and not options.impl_given:
+    if subjects or options.impl_given:
+        return
+    if not hasattr(config, "workerinput"):
         raise pytest.UsageError(_nothing_to_check(session))
+    # A UsageError on a pytest-xdist worker reads as a crash of some item: every worker
+    # runs one failing item instead, with the same message.
+    items[:] = [NothingToCheckItem.from_parent(session, name=NOTHING_ITEM,
+                                               message=_nothing_to_check(session))]
 
 
 def _nothing_to_check(session: pytest.Session) -> str:
@@ -704,6 +710,25 @@ class AuxcheckFunction(pytest.Function):
 
             return _suite.failure_text(excinfo.value)
         return super().repr_failure(excinfo)
+
+
+NOTHING_ITEM = "auxcheck-nothing-to-check"
+
+
+class NothingToCheckItem(pytest.Item):
+    """Fails with the nothing-to-check message (the form the error takes under pytest-xdist)."""
+
+    def __init__(self, *, message: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.message = message
+
+    def runtest(self) -> None:
+        """Fails, naming the fixtures looked for and the closest names seen."""
+        pytest.fail(self.message, pytrace=False)
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        """Returns the rootdir and the item's name."""
+        return self.path, 0, NOTHING_ITEM
 
 
 class ImportScanItem(pytest.Item):

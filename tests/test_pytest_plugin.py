@@ -600,6 +600,20 @@ def test_a_misnamed_fixture_is_an_error_naming_the_closest_names(project: pytest
          "auxcheck_forward_observer*closest fixture names seen: auxcheck_device_outputs*")])
 
 
+@pytest.mark.skipif(sys.platform == "win32", reason="xdist subprocess spawning differs")
+def test_under_xdist_finding_nothing_to_check_fails_one_item(project: pytest.Pytester) -> None:
+    """With -n 2 the workers cannot end the run: one item fails with the same message."""
+    project.makeconftest(conftest("""
+        @pytest.fixture
+        def auxcheck_device_outputs():
+            return auxout.Good()
+    """))
+    result = project.runpytest_subprocess(*FAST, "-n", "2")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([("*found nothing to check*closest fixture names seen: "
+                                  "auxcheck_device_outputs*")])
+
+
 def test_a_planted_arity_bug_fails_one_item_and_skips_what_depends_on_it(
     project: pytest.Pytester,
 ) -> None:
