@@ -3,9 +3,12 @@
 Every check raises :class:`~auxcheck.errors.ContractViolation` carrying the findings
 of its own rule code, so the item's failure names the code, what was seen, what was
 expected and the fix. A device output fixture value may be an instance, a
-zero-argument factory or a Hypothesis strategy; strategies (and the commit streams
-that ``consume`` is driven with) run under the chosen settings profile, and a
-Hypothesis failure carries the shrunk example in the exception's notes.
+zero-argument factory, a factory taking the batch, or a Hypothesis strategy; every
+output runs through SGLang's step loop (:mod:`auxcheck._loop`), once per group for
+instances and factories (its items share the report), per drawn example for
+strategies, which run under the chosen settings profile and carry the shrunk example
+in the exception's notes. An item whose prerequisite (the output's own contract)
+fails is skipped, naming the failing item.
 """
 
 from __future__ import annotations

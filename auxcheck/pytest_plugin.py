@@ -3,7 +3,9 @@
 With ``--auxcheck`` the plugin adds an ``auxcheck`` collector to the session (the
 implementation's append/composite properties and state machine, and a scan of the
 project's imports) and one to every directory whose ``conftest.py`` defines the
-fixture ``auxcheck_device_output`` (one group of per-rule items per fixture value).
+fixture ``auxcheck_device_output``, ``auxcheck_sampling_observer`` or
+``auxcheck_forward_observer`` (one group of per-rule items per fixture value). Finding
+none of them is a usage error, never a pass.
 Items are real ``pytest.Function`` objects, so the user's fixtures, parametrisation,
 ``-k``, ``-m auxcheck`` and pytest-xdist all apply. The checks themselves live in
 :mod:`auxcheck._suite`, imported only when the flag is on: this module imports
