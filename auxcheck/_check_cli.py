@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["DESCRIPTION", "STAGES", "StageResult", "main", "run_stages"]
+__all__ = ["DESCRIPTION", "STAGES", "StageResult", "main", "positive_int", "run_stages"]
 
 DESCRIPTION = ("Check a plugin project: the import scan (AUX501/AUX502), mypy against "
                "auxcheck's sglang stubs, and the contract suite (pytest --auxcheck).")
@@ -259,14 +259,15 @@ def _parser() -> argparse.ArgumentParser:
                              "document on stdout for tools")
     parser.add_argument("--skip", action="append", choices=STAGES, default=[],
                         help="leave a stage out (repeatable)")
-    parser.add_argument("--jobs", "-n", type=_positive, default=None, metavar="N",
+    parser.add_argument("--jobs", "-n", type=positive_int, default=None, metavar="N",
                         help="run the contract suite on N processes (needs pytest-xdist)")
     parser.add_argument("--impl", default=None, help="passed as --auxcheck-impl")
     parser.add_argument("--profile", default=None, help="passed as --auxcheck-profile")
     return parser
 
 
-def _positive(text: str) -> int:
+def positive_int(text: str) -> int:
+    """Returns ``text`` as a whole number >= 1; raises ArgumentTypeError saying what it got."""
     try:
         value = int(text)
     except ValueError:

@@ -671,7 +671,7 @@ def check_source(source: OutputSource, *, batch_size: int | None = None,
                                static=static, overlap=overlap, seed=seed))
         return report
     runs = 1 if source.kind == "instance" else steps
-    pristine, first = _first_output(source)
+    pristine, first = _first_output(source, keep_copy=batch_size is None)
     if isinstance(first, Finding):
         report.add(first)
         return report
@@ -698,8 +698,13 @@ def check_source(source: OutputSource, *, batch_size: int | None = None,
     return report
 
 
-def _first_output(source: OutputSource) -> tuple[Any, Any]:
-    """Returns (a pristine deep copy or None, the first output or a Finding saying why not)."""
+def _first_output(source: OutputSource, *, keep_copy: bool) -> tuple[Any, Any]:
+    """Returns (a pristine deep copy or None, the first output or a Finding saying why not).
+
+    The copy of an instance is kept only when other batch sizes may be tried with it.
+    """
+    if source.kind == "instance" and not keep_copy:
+        return None, source.value
     if source.kind == "instance":
         try:
             pristine = copy_module.deepcopy(source.value)

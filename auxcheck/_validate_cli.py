@@ -12,6 +12,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+from auxcheck._check_cli import positive_int
 from auxcheck.errors import InvalidArgument
 from auxcheck.report import Report
 
@@ -59,7 +60,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--static-buffers", metavar="MODULE:ATTR",
                         help="tensors, a name -> tensor mapping or a StaticBufferRegistry (or "
                         "a factory of one) a CUDA graph owns (AUX110)")
-    parser.add_argument("--batch-size", type=_positive, default=None, metavar="N",
+    parser.add_argument("--batch-size", type=positive_int, default=None, metavar="N",
                         help="the number of requests the outputs are built for (default: "
                         "inferred from their tensors' shapes, and said so in the findings)")
     parser.add_argument("--path", action="append", default=[], metavar="DIR",
@@ -77,16 +78,6 @@ def _import_path(dirs: Sequence[str]) -> Iterator[None]:
         yield
     finally:
         sys.path[:] = saved
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"invalid value {text!r}; expected a whole number >= 1")
-    return value
 
 
 def _run(options: argparse.Namespace) -> list[Report]:

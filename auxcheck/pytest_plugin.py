@@ -83,19 +83,12 @@ DEVICE_CHECKS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
 AUX110/AUX111 appear only where the fixture ``auxcheck_static_buffers`` is visible.
 """
 
+_OBSERVER_CODES = ("AUX103", "AUX104", "AUX105", "AUX110", "AUX111", "AUX112", "AUX201",
+                   "AUX202", "AUX203", "AUX204")
 OBSERVER_CHECKS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("AUX102", "AUX102-observer-hooks", ("AUX102",)),
     ("AUX101", "AUX101-published-output", ("AUX101",)),
-    ("AUX103", "AUX103-copy-to-host-result", ("AUX103",)),
-    ("AUX104", "AUX104-single-copy", ("AUX104",)),
-    ("AUX105", "AUX105-no-copy-bypass", ("AUX105",)),
-    ("AUX110", "AUX110-graph-buffer-alias", ("AUX110",)),
-    ("AUX111", "AUX111-graph-pool-alias", ("AUX111",)),
-    ("AUX112", "AUX112-values-at-copy", ("AUX112",)),
-    ("AUX201", "AUX201-consume-callable", ("AUX201",)),
-    ("AUX202", "AUX202-consume-valid-commits", ("AUX202",)),
-    ("AUX203", "AUX203-consume-read-only", ("AUX203",)),
-    ("AUX204", "AUX204-consume-returns-none", ("AUX204",)),
+    *(check for check in DEVICE_CHECKS if check[0] in _OBSERVER_CODES),
 )
 """(code, item name, rule codes) of every item in an observer group, run through the step loop.
 

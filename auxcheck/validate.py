@@ -135,6 +135,7 @@ def check_device_outputs(
     rule of :func:`check_device_output` applies to each output.
     """
     from auxcheck._loop import OutputSource, check_source, source_of
+    from auxcheck._scheduler import SchedulerModel
 
     _check_batch_size(batch_size)
     source = source_of(factory)
@@ -142,9 +143,6 @@ def check_device_outputs(
     report = Report(f"device outputs of {describe(factory)}")
     report.extend(check_source(OutputSource(kind, factory), batch_size=batch_size,
                                static=static_registry(static_buffers), steps=steps))
-    from auxcheck._calls import guard
-    from auxcheck._scheduler import SchedulerModel
-
     args = () if kind == "factory" else (SchedulerModel().batch(batch_size or 3),)
     sample = guard(factory, *args).value
     if sample is not None:

@@ -678,7 +678,7 @@ def test_observer_fixtures_get_their_own_items_run_through_the_step_loop(
     """))
     result = project.runpytest_inprocess(*FAST, "-k", "not impl and not imports")
     failed = sorted(line.split(" ")[1] for line in result.outlines if line.startswith("FAILED"))
-    assert failed == ["auxcheck::auxcheck_forward_observer::AUX110-graph-buffer-alias",
+    assert failed == ["auxcheck::auxcheck_forward_observer::AUX110-static-buffer-alias",
                       "auxcheck::auxcheck_sampling_observer::AUX112-values-at-copy"]
 
 
