@@ -1,0 +1,53 @@
+"""Shared fixtures: real SGLang releases, read from their wheels (never installed).
+
+The wheels live in ``$AUXCHECK_CACHE_DIR`` (``make test`` points it at ``.cache/sglang``
+and fetches 0.5.19, 0.5.20 and 0.5.23 there once). A test that needs a release gets it
+from there, downloading it when missing: it never skips for lack of SGLang.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from auxcheck.releases import CACHE_ENV, Release, find_release, unpack
+
+REPO = Path(__file__).resolve().parent.parent
+REAL_CACHE = Path(os.environ.get(CACHE_ENV) or REPO / ".cache" / "sglang")
+"""Where the real wheels are cached for the tests."""
+
+REAL_RELEASES = ("0.5.19", "0.5.20", "0.5.23")
+"""The releases the tests read (``make wheels`` fetches exactly these)."""
+
+_LOADED: dict[str, Release] = {}
+
+
+def real_release(version: str) -> Release:
+    """Returns the real SGLang release ``version`` from the test cache (downloaded once)."""
+    if version not in _LOADED:
+        _LOADED[version] = find_release(version, cache=REAL_CACHE)
+    return _LOADED[version]
+
+
+def real_tree(version: str) -> Path:
+    """Returns a folder holding the unpacked ``sglang/`` Python files of release ``version``."""
+    return unpack(real_release(version), cache=REAL_CACHE)
+
+
+@pytest.fixture(scope="session")
+def sglang_release() -> Callable[[str], Release]:
+    """Returns a function giving the real release of a version, from the wheel cache."""
+    return real_release
+
+
+@pytest.fixture
+def offline_pip(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Points pip at no index at all, so any download fails at once, without the network."""
+    monkeypatch.setenv("PIP_NO_INDEX", "1")
+    monkeypatch.setenv("PIP_INDEX_URL", "file:///nonexistent")
+    monkeypatch.setenv("PIP_CONFIG_FILE", os.devnull)
+    for name in ("PIP_FIND_LINKS", "PIP_EXTRA_INDEX_URL"):
+        monkeypatch.delenv(name, raising=False)
