@@ -1,9 +1,12 @@
-"""``auxcheck check PATH``: the import scan, mypy with the sglang stubs, and the contract suite.
+"""``auxcheck check PATH``: the import scan, mypy with the stubs, the contract suite, the releases.
 
 Each stage runs on its own and reports a result (ok, fail, skipped, error), counts and
 its time; one table (or a JSON document) sums them up and the exit status is 1 when
 any stage failed. mypy and the contract suite run as subprocesses in ``PATH`` so the
-project's own configuration applies and nothing leaks into this process.
+project's own configuration applies and nothing leaks into this process. With
+``--sglang R1,R2`` (or ``[tool.auxcheck] sglang``) the ``sglang`` stage judges the
+plugin against each release's own source (imports, hook targets, entry points,
+contract signatures) and prints a release x stage table.
 """
 
 from __future__ import annotations
@@ -26,8 +29,10 @@ from typing import Any
 __all__ = ["DESCRIPTION", "STAGES", "StageResult", "main", "positive_int", "run_stages"]
 
 DESCRIPTION = ("Check a plugin project: the import scan (AUX501/AUX502), mypy against "
-               "auxcheck's sglang stubs, and the contract suite (pytest --auxcheck).")
-STAGES = ("imports", "mypy", "contract")
+               "auxcheck's sglang stubs, the contract suite (pytest --auxcheck), and with "
+               "--sglang each SGLang release's imports, hook targets and entry points "
+               "(AUX503/AUX701/AUX702).")
+STAGES = ("imports", "mypy", "contract", "sglang")
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +45,7 @@ class StageResult:
     seconds: float = 0.0
     summary: str = ""
     output: str = ""
+    data: dict[str, Any] = field(default_factory=dict)
 
     @property
     def failed(self) -> bool:
@@ -58,6 +64,11 @@ class CheckOptions:
     profile: str | None = None
     stream: bool = True
     pytest_args: tuple[str, ...] = ()
+    releases: tuple[str, ...] = ()
+    wheels: tuple[Path, ...] = ()
+    sources: tuple[Path, ...] = ()
+    cache: Path | None = None
+    offline: bool = False
 
 
 # ---------------------------------------------------------------- stages
@@ -68,7 +79,7 @@ def _timed(stage: str, run: Callable[[], StageResult]) -> StageResult:
     start = time.perf_counter()
     result = run()
     return StageResult(stage, result.result, result.counts, time.perf_counter() - start,
-                       result.summary, result.output)
+                       result.summary, result.output, result.data)
 
 
 def run_imports(options: CheckOptions) -> StageResult:
@@ -192,10 +203,57 @@ def _outcome_counts(results: Path) -> tuple[dict[str, int], list[str]]:
     return counts, failed
 
 
+def run_sglang(options: CheckOptions) -> StageResult:
+    """Returns the release matrix's result: each release's imports, hooks, entry points, contract."""
+    from auxcheck._index import ReleaseIndex
+    from auxcheck._plugin_scan import scan_project
+    from auxcheck._release_check import ReleaseResult, check_release, render_matrix
+    from auxcheck.releases import ReleaseError, find_release, local_releases
+
+    if not options.releases and not options.wheels and not options.sources:
+        return StageResult("sglang", "skipped", summary="no --sglang, no [tool.auxcheck] sglang")
+    scan = scan_project(options.path)
+    moves = _project_moves(options.path)
+    results: list[ReleaseResult] = []
+    versions = list(options.releases)
+    try:
+        versions += [r.version for r in local_releases(options.wheels, options.sources)
+                     if r.version not in versions]
+    except ReleaseError as exc:
+        return StageResult("sglang", "error", summary=str(exc), output=str(exc))
+    for version in versions:
+        try:
+            release = find_release(version, wheels=options.wheels, sources=options.sources,
+                                   cache=options.cache, download=not options.offline)
+        except ReleaseError as exc:
+            results.append(ReleaseResult(version, version, error=str(exc)))
+            continue
+        results.append(check_release(scan, ReleaseIndex(release, cache=options.cache),
+                                     moves=moves))
+    failed = [r.version for r in results if r.failed]
+    counts = {"releases": len(results), "failed": len(failed),
+              "findings": sum(len(s.findings) for r in results for s in r.stages)}
+    summary = ", ".join(f"{r.version} {'FAIL' if r.failed else 'ok'}" for r in results)
+    return StageResult("sglang", "fail" if failed else "ok", counts, 0.0, summary,
+                       render_matrix(results), {"releases": [r.to_dict() for r in results]})
+
+
+def _project_moves(path: Path) -> Any:
+    """Returns the moves table for fix hints: built-in plus the project's own (built-in if bad)."""
+    from auxcheck.errors import MovesTableError
+    from auxcheck.migrate._moves import builtin_moves, load_moves
+
+    try:
+        return load_moves(pyproject=path / "pyproject.toml")
+    except MovesTableError:
+        return builtin_moves()
+
+
 _RUNNERS: dict[str, Callable[[CheckOptions], StageResult]] = {
     "imports": run_imports,
     "mypy": run_mypy,
     "contract": run_contract,
+    "sglang": run_sglang,
 }
 
 
@@ -227,9 +285,9 @@ def render_table(path: Path, results: Sequence[StageResult]) -> str:
 
 
 def render_details(results: Sequence[StageResult]) -> str:
-    """Returns the output of every failed stage, under a heading each."""
+    """Returns the output of every failed stage, and the release matrix, under a heading each."""
     blocks = [f"== {r.stage}: {r.summary}\n{r.output}" for r in results
-              if r.failed and r.output]
+              if (r.failed or (r.stage == "sglang" and r.result == "ok")) and r.output]
     return "\n\n".join(blocks)
 
 
@@ -251,7 +309,8 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="auxcheck check", description=DESCRIPTION,
         usage="auxcheck check [-h] [--format {text,json}] [--skip STAGE] [--jobs N] "
-              "[--impl IMPL] [--profile NAME] PATH [-- PYTEST_ARGS...]",
+              "[--impl IMPL] [--profile NAME] [--sglang VERSIONS] [--wheel WHEEL] "
+              "[--source DIR] [--offline] [--cache DIR] PATH [-- PYTEST_ARGS...]",
         epilog="Arguments after `--` go to the contract stage's pytest, e.g. -- -k AUX104.")
     parser.add_argument("path", metavar="PATH", help="the plugin project's folder")
     parser.add_argument("--format", choices=("text", "json"), default="text",
@@ -263,6 +322,20 @@ def _parser() -> argparse.ArgumentParser:
                         help="run the contract suite on N processes (needs pytest-xdist)")
     parser.add_argument("--impl", default=None, help="passed as --auxcheck-impl")
     parser.add_argument("--profile", default=None, help="passed as --auxcheck-profile")
+    releases = parser.add_argument_group("SGLang releases (the sglang stage)")
+    releases.add_argument("--sglang", action="append", default=[], metavar="VERSIONS",
+                          help="releases to check against, comma-separated (repeatable), e.g. "
+                               "0.5.19,0.5.20,0.5.23; default: [tool.auxcheck] sglang")
+    releases.add_argument("--wheel", action="append", type=Path, default=[], metavar="WHEEL",
+                          help="a downloaded sglang wheel to use instead of the cache "
+                               "(repeatable; its release is checked too)")
+    releases.add_argument("--source", action="append", type=Path, default=[], metavar="DIR",
+                          help="an unpacked sglang tree (the folder holding sglang/), repeatable")
+    releases.add_argument("--offline", action="store_true",
+                          help="never download: use --wheel, --source and the cache only")
+    releases.add_argument("--cache", type=Path, default=None, metavar="DIR",
+                          help="the wheel cache (default: $AUXCHECK_CACHE_DIR or "
+                               "~/.cache/auxcheck/sglang)")
     return parser
 
 
@@ -277,6 +350,22 @@ def positive_int(text: str) -> int:
     return value
 
 
+def _releases(parser: argparse.ArgumentParser, args: argparse.Namespace,
+              path: Path) -> tuple[str, ...]:
+    """Returns the releases to check: ``--sglang`` values, else ``[tool.auxcheck] sglang``."""
+    from auxcheck._config import project_sglang
+    from auxcheck.errors import InvalidArgument
+    from auxcheck.releases import ReleaseError, parse_versions
+
+    try:
+        if args.sglang:
+            return parse_versions(",".join(args.sglang))
+        configured = project_sglang(path)
+        return parse_versions(configured) if configured else ()
+    except (ReleaseError, InvalidArgument) as exc:
+        parser.error(f"--sglang: {exc}" if args.sglang else str(exc))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Runs ``auxcheck check``; returns 0 when every stage passed, 1 when one failed, 2 on usage."""
     parser = _parser()
@@ -289,8 +378,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     path = Path(args.path)
     if not path.is_dir():
         parser.error(f"PATH {args.path!r} is not a folder; expected a plugin project's folder")
+    releases = _releases(parser, args, path)
     options = CheckOptions(path.resolve(), frozenset(args.skip), args.jobs, args.impl,
-                           args.profile, stream=args.format == "text", pytest_args=tuple(extra))
+                           args.profile, stream=args.format == "text", pytest_args=tuple(extra),
+                           releases=releases, wheels=tuple(args.wheel),
+                           sources=tuple(args.source), cache=args.cache, offline=args.offline)
     results = run_stages(options)
     if args.format == "json":
         print(render_json(path, results))

@@ -1,4 +1,4 @@
-"""Project settings from ``[tool.auxcheck]`` in ``pyproject.toml``."""
+"""Project settings from ``[tool.auxcheck]`` in ``pyproject.toml``: the one reader of that file."""
 
 from __future__ import annotations
 
@@ -13,24 +13,50 @@ from auxcheck.errors import InvalidArgument
 _TOML = "tomllib" if sys.version_info >= (3, 11) else "tomli"
 
 
+def read_pyproject(root: Path) -> dict[str, Any]:
+    """Returns the parsed ``root/pyproject.toml`` ({} when there is none).
+
+    Raises InvalidArgument naming the file when it cannot be read or is not valid TOML.
+    """
+    path = root / "pyproject.toml"
+    if not path.is_file():
+        return {}
+    tomllib: Any = importlib.import_module(_TOML)
+    try:
+        data: dict[str, Any] = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as exc:
+        raise InvalidArgument(f"{path}: not valid TOML ({exc}); fix the file") from None
+    return data
+
+
+def _tool_setting(root: Path, key: str) -> object:
+    tool = read_pyproject(root).get("tool", {})
+    section = tool.get("auxcheck", {}) if isinstance(tool, dict) else {}
+    return section.get(key) if isinstance(section, dict) else None
+
+
+def _string_list(root: Path, key: str, what: str) -> list[str]:
+    value = _tool_setting(root, key)
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise InvalidArgument(f"{root / 'pyproject.toml'}: [tool.auxcheck] {key} must be a list "
+                              f"of {what}, got {value!r}")
+    return value
+
+
 def project_ignore(root: Path) -> list[str]:
     """Returns ``[tool.auxcheck] ignore`` of ``root/pyproject.toml`` ([] when absent).
 
     Raises InvalidArgument naming the file when it is not valid TOML or ``ignore``
     is not a list of strings.
     """
-    path = root / "pyproject.toml"
-    if not path.is_file():
-        return []
-    tomllib: Any = importlib.import_module(_TOML)
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise InvalidArgument(f"{path}: not valid TOML ({exc}); fix the file") from None
-    value = data.get("tool", {}).get("auxcheck", {}).get("ignore", [])
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise InvalidArgument(
-            f"{path}: [tool.auxcheck] ignore must be a list of rule codes such as "
-            f'["AUX104", "AUX5"], got {value!r}'
-        )
-    return value
+    return _string_list(root, "ignore", 'rule codes such as ["AUX104", "AUX5"]')
+
+
+def project_sglang(root: Path) -> list[str]:
+    """Returns ``[tool.auxcheck] sglang``: the SGLang releases the plugin supports ([] if absent).
+
+    Raises InvalidArgument naming the file when the value is not a list of strings.
+    """
+    return _string_list(root, "sglang", 'SGLang releases such as ["0.5.20", "0.5.23"]')

@@ -54,6 +54,10 @@ ALLOWED_OMISSIONS: Mapping[str, str] = {
         "imported for annotations only, not API; import it from "
         "sglang.srt.managers.auxiliary_output"
     ),
+    "sglang.srt.plugins:envs": (
+        "SGLang's environment-variable registry, imported for load_plugins' own use; "
+        "not plugin API"
+    ),
     "sglang.srt.sampling.sampling_observer_pp:SamplingObserver": (
         "imported for annotations only, not API; import it from "
         "sglang.srt.sampling.sampling_observer"

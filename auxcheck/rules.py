@@ -93,9 +93,20 @@ _TABLE: tuple[tuple[str, str, str], ...] = (
      "run `auxcheck migrate PATH` to import it from its new module"),
     ("AUX502", "use of an old module that cannot be rewritten safely (star import, dynamic import)",
      "import the moved names explicitly from their new module by hand"),
+    ("AUX503", "import of a name that the target SGLang release does not provide",
+     ("import it from the module that release defines it in (`auxcheck moves --from A --to B` "
+      "lists the moves), or drop the release from the ones you support")),
     ("AUX601", "commits not aligned with `batch.reqs`, or a malformed `CommittedTokens`",
      ("build one entry per request in `batch.reqs`: None, or CommittedTokens(output_index>=0, "
      "non-empty tuple of ints)")),
+    ("AUX701", ("a hook target (`HookRegistry.register`, `@plugin_hook`) does not exist in the "
+                "target SGLang release"),
+     ("hook a function, class or method the release has (class targets take only "
+      "HookType.REPLACE); SGLang only logs a failed hook at server start")),
+    ("AUX702", ("a `sglang.srt.plugins` entry point does not resolve to a module-level callable "
+                "taking no arguments"),
+     ('point the entry point at a module-level function of the plugin, '
+      '`name = "package.module:register"`, that takes no arguments')),
 )
 
 _NOTES = frozenset({"AUX106"})

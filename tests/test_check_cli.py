@@ -68,11 +68,12 @@ def test_text_output_ends_with_the_summary_table(capsys: pytest.CaptureFixture[s
     status = main([str(EXAMPLES / "legacy_plugin"), "--skip", "mypy", "--skip", "contract"])
     out = capsys.readouterr().out
     assert status == 1
-    assert out.splitlines()[-6:] == [
+    assert out.splitlines()[-7:] == [
         "stage     result   counts                                       time",
         "imports   FAIL     10 findings in 3 files (8 AUX501, 2 AUX502)  0.0s",
         "mypy      skipped  --skip                                       0.0s",
         "contract  skipped  --skip                                       0.0s",
+        "sglang    skipped  no --sglang, no [tool.auxcheck] sglang       0.0s",
         "",
         f"auxcheck check {EXAMPLES / 'legacy_plugin'}: failed (imports)",
     ]
@@ -148,6 +149,6 @@ def test_check_runs_as_a_subprocess() -> None:
     assert done.returncode == 1
     stages = {s["stage"]: s for s in document["stages"]}
     assert {name: s["result"] for name, s in stages.items()} == {
-        "imports": "fail", "mypy": "skipped", "contract": "error"}
+        "imports": "fail", "mypy": "skipped", "contract": "error", "sglang": "skipped"}
     # The legacy plugin defines no output or observer fixture: never a vacuous pass.
     assert "found nothing to check" in stages["contract"]["output"]
