@@ -40,7 +40,7 @@ __all__ = [
     "summarize",
 ]
 
-INDEX_FORMAT = 1
+INDEX_FORMAT = 2
 """Bumped whenever the cached summaries change shape."""
 
 # Attributes every class has through ``object`` (and every module through its type).
@@ -392,8 +392,9 @@ def _summarize_path(job: tuple[Release, str]) -> ModuleSummary | None:
         return None
     try:
         return summarize(module, package, text)
-    except (SyntaxError, ValueError):
-        return None
+    except (SyntaxError, ValueError, RecursionError):
+        # A file this Python cannot parse (newer syntax): any name may be there.
+        return ModuleSummary(module, package, {}, {}, dynamic=True)
 
 
 def _summarize_chunk(job: tuple[str, str, str, Sequence[str]]) -> list[dict[str, object]]:
@@ -526,7 +527,7 @@ class ReleaseIndex:
                 return found
         if summary.dynamic:
             return Lookup(True, "unknown", f"{module}.{name}", certain=False,
-                          reason=f"{module} defines __getattr__")
+                          reason=f"{module} defines __getattr__ or cannot be parsed")
         if name in _MODULE_ATTRS:
             return Lookup(True, "variable", f"{module}.{name}")
         if name in summary.type_checking:

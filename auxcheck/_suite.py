@@ -26,6 +26,7 @@ from hypothesis.errors import InvalidArgument as HypothesisInvalidArgument
 from auxcheck import strategies as aux
 from auxcheck.errors import ContractViolation, InvalidArgument
 from auxcheck.properties import Implementation, PropertyTest, load_implementation, property_tests
+from auxcheck.releases import ReleaseError
 from auxcheck.report import Finding, Report, describe
 
 if TYPE_CHECKING:
@@ -62,7 +63,7 @@ def validate_options(options: AuxcheckOptions) -> None:
         ) from None
     try:
         implementation(options.impl)
-    except InvalidArgument as exc:
+    except (InvalidArgument, ReleaseError) as exc:  # a bad module, or a release not fetched
         raise pytest.UsageError(f"--auxcheck-impl: {exc}") from None
 
 
@@ -75,12 +76,18 @@ def resolve_settings(profile: str) -> settings:
 
 @functools.cache
 def implementation(spec: str) -> Implementation:
-    """Returns the implementation ``--auxcheck-impl`` names (loaded once per process)."""
+    """Returns the implementation ``--auxcheck-impl`` names (loaded once per process).
+
+    ``sglang==X`` is read from that release's wheel, fetched into the user's cache once.
+    """
     return load_implementation(spec)
 
 
 def describe_impl(spec: str, *, short: bool = False) -> str:
-    """Returns the implementation's name, with ``(auto)`` when it was chosen automatically."""
+    """Returns the implementation's name, with ``(auto)`` when it was chosen automatically.
+
+    ``sglang==0.5.23`` reads as itself: the release whose wheel the contract is proved on.
+    """
     name = implementation(spec).name
     return name if short or spec != "auto" else f"{name} (auto)"
 

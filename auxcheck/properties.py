@@ -53,6 +53,8 @@ __all__ = [
     "none_findings",
     "order_findings",
     "property_tests",
+    "release_implementation",
+    "release_version",
     "run_properties",
     "structure_findings",
 ]
@@ -62,6 +64,8 @@ SGLANG_MODULE = "sglang.srt.managers.auxiliary_output"
 
 _NAMES = ("append_auxiliary_output", "CompositeDeviceAuxiliaryOutput",
           "CompositeHostAuxiliaryOutput")
+_RELEASE_PREFIX = "sglang=="
+_SGLANG_MODULE_FILE = "sglang/srt/managers/auxiliary_output.py"
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,10 +96,12 @@ REFERENCE = Implementation.from_module(protocols, name="reference")
 
 
 def load_implementation(spec: str) -> Implementation:
-    """Returns the implementation named by ``spec``: reference, sglang, auto, or a dotted module.
+    """Returns the implementation named by ``spec``: reference, sglang, sglang==X, auto, or a module.
 
-    ``auto`` is SGLang's when it can be imported, else the reference. Raises
-    InvalidArgument when the module cannot be imported or lacks a required name.
+    ``auto`` is SGLang's when it can be imported, else the reference. ``sglang==0.5.23``
+    is that release's own code, read from its wheel (see :func:`release_implementation`).
+    Raises InvalidArgument when the module cannot be imported or lacks a required name,
+    and ReleaseError when the release cannot be downloaded or read.
     """
     if spec == "reference":
         return REFERENCE
@@ -104,14 +110,67 @@ def load_implementation(spec: str) -> Implementation:
             return Implementation.from_module(importlib.import_module(SGLANG_MODULE), name="sglang")
         except ImportError:
             return REFERENCE
+    version = _release_of(spec)
+    if version is not None:
+        return release_implementation(version)
     module_name = SGLANG_MODULE if spec == "sglang" else spec
     return Implementation.from_module(_import(spec, module_name), name=spec)
+
+
+def _release_of(spec: str) -> str | None:
+    try:
+        return release_version(spec)
+    except InvalidArgument as exc:
+        raise InvalidArgument(f"implementation {spec!r}: {exc}") from None
+
+
+def release_version(spec: str) -> str | None:
+    """Returns ``X`` of an ``sglang==X`` spec, or None for any other spec.
+
+    Raises InvalidArgument, saying what ``X`` should be, when it is not one release
+    version such as ``0.5.23``.
+    """
+    if not spec.startswith(_RELEASE_PREFIX):
+        return None
+    from auxcheck.releases import ReleaseError, parse_versions
+
+    version = spec.removeprefix(_RELEASE_PREFIX)
+    try:
+        parsed = parse_versions(version)  # one version: a list such as 0.5.20,0.5.23 is refused
+    except ReleaseError:
+        parsed = ()
+    if parsed != (version,):
+        raise InvalidArgument(f"{version!r} is not an SGLang release version; expected "
+                              "sglang==X.Y.Z such as sglang==0.5.23")
+    return version
+
+
+def release_implementation(version: str) -> Implementation:
+    """Returns the append and composites of SGLang release ``version``, named ``sglang==X``.
+
+    The release's wheel comes from the user's cache (downloaded there when missing) and
+    its ``auxiliary_output`` module is imported from the unpacked files; SGLang is never
+    installed. Raises ReleaseError when the wheel cannot be fetched, InvalidArgument
+    when the release predates the composites (0.5.20).
+    """
+    from auxcheck.releases import find_release, import_modules, unpack
+
+    release = find_release(version)
+    name = f"{_RELEASE_PREFIX}{version}"
+    if release.read(_SGLANG_MODULE_FILE) is None:
+        raise InvalidArgument(
+            f"implementation {name!r}: sglang {version} has no {SGLANG_MODULE}; append and the "
+            "composites arrived in sglang 0.5.20, so prove 0.5.20 or later"
+        )
+    module = import_modules(unpack(release), [SGLANG_MODULE])[SGLANG_MODULE]
+    return Implementation.from_module(module, name=name)
 
 
 def _import(spec: str, module_name: str) -> ModuleType:
     if not module_name or not all(part.isidentifier() for part in module_name.split(".")):
         raise InvalidArgument(
-            f"implementation {spec!r} is not 'reference', 'sglang', 'auto' or a dotted module path"
+            f"implementation {spec!r} is not 'reference', 'sglang', 'sglang==X.Y.Z', 'auto' or "
+            "a dotted module path"
         )
     try:
         return importlib.import_module(module_name)

@@ -123,11 +123,19 @@ _SUBJECTS = pytest.StashKey["Subjects"]()
 def impl_value(text: str) -> str:
     """Returns a valid ``--auxcheck-impl`` value; raises ArgumentTypeError naming the choices."""
     value = text.strip()
+    if value.startswith("sglang=="):
+        from auxcheck.properties import release_version
+
+        try:
+            release_version(value)
+        except InvalidArgument as exc:
+            raise argparse.ArgumentTypeError(f"invalid value {text!r}: {exc}") from None
+        return value
     if value in IMPL_CHOICES or _DOTTED.fullmatch(value):
         return value
     raise argparse.ArgumentTypeError(
-        f"invalid value {text!r}; expected auto, reference, sglang or a dotted module "
-        "path such as my_plugin.aux_impl"
+        f"invalid value {text!r}; expected auto, reference, sglang, sglang==X.Y.Z (a release "
+        "such as sglang==0.5.23) or a dotted module path such as my_plugin.aux_impl"
     )
 
 
@@ -158,8 +166,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="collect auxcheck's contract suite as test items (marker: auxcheck)")
     group.addoption("--auxcheck-impl", type=impl_value, default=None, metavar="IMPL",
                     help="append/composite implementation to prove: auto (SGLang when "
-                         "importable, else the reference), reference, sglang or a dotted "
-                         "module; ini: auxcheck_impl (default: auto)")
+                         "importable, else the reference), reference, sglang (the installed "
+                         "one), sglang==X.Y.Z (that release, read from its wheel, downloaded "
+                         "into the cache once; 0.5.20 or later) or a dotted module; ini: "
+                         "auxcheck_impl (default: auto)")
     group.addoption("--auxcheck-profile", type=profile_value, default=None, metavar="NAME",
                     help="Hypothesis settings profile for the suite's properties; ini: "
                          f"auxcheck_profile (default: {DEFAULT_PROFILE})")

@@ -99,6 +99,7 @@ class Release:
     kind: str  # "wheel" or "source"
     _zip: zipfile.ZipFile | None = field(default=None, repr=False)
     _names: frozenset[str] | None = field(default=None, repr=False)
+    _fingerprint: str | None = field(default=None, repr=False)
 
     @classmethod
     def from_wheel(cls, path: Path, *, version: str | None = None) -> Release:
@@ -170,16 +171,22 @@ class Release:
         """Returns the text of file ``path`` (UTF-8), or None when the release has no such file."""
         if self.kind == "source":
             target = self.path / path
-            return target.read_text(encoding="utf-8") if target.is_file() else None
+            return target.read_text(encoding="utf-8-sig") if target.is_file() else None
         if path not in self.names() or self._zip is None:
             return None
-        return self._zip.read(path).decode("utf-8")
+        return self._zip.read(path).decode("utf-8-sig")  # a BOM is not part of the source
 
     def fingerprint(self) -> str:
-        """Returns a short digest that changes when the wheel or tree changes (for caches)."""
+        """Returns a short digest that changes when the wheel or tree changes (for caches).
+
+        Computed once: a wheel replaced during a run keeps the digest of what was read.
+        """
+        if self._fingerprint is not None:
+            return self._fingerprint
         stat = self.path.stat()
         key = f"{self.path.resolve()}|{self.kind}|{stat.st_size}|{stat.st_mtime_ns}|{self.version}"
-        return hashlib.sha256(key.encode()).hexdigest()[:16]
+        self._fingerprint = hashlib.sha256(key.encode()).hexdigest()[:16]
+        return self._fingerprint
 
 
 def _assigned_string(text: str, name: str) -> str | None:
@@ -224,12 +231,26 @@ def fetch_wheel(version: str, *, cache: Path | None = None, download: bool = Tru
             if done.returncode != 0 or not wheels:
                 why = _last_error(done.stderr) or f"pip exited {done.returncode}"
                 raise ReleaseError(_offline_hint(version, folder, f"pip download failed: {why}"))
-            target = folder / wheels[0].name
-            os.replace(wheels[0], target)
-            return target
+            return _move_in(wheels[0], folder / wheels[0].name)
     except OSError as exc:
         raise ReleaseError(_offline_hint(version, folder, f"cannot write the cache ({exc})")) \
             from None
+
+
+def _move_in(wheel: Path, target: Path) -> Path:
+    """Returns ``target`` after moving ``wheel`` there, keeping a wheel another run put first.
+
+    Replacing it would change its mtime, hence the release's fingerprint and the folder
+    it unpacks to, under a run that already read it.
+    """
+    try:
+        os.link(wheel, target)  # atomic, and fails when the target exists
+    except FileExistsError:
+        pass
+    except OSError:  # a file system without hard links
+        if not target.exists():
+            os.replace(wheel, target)
+    return target
 
 
 def _last_error(stderr: str) -> str:

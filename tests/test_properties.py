@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass
+from pathlib import Path
 from types import ModuleType, SimpleNamespace
 from typing import Any
 
 import pytest
 import torch
+from conftest import REAL_CACHE, real_tree
 
 import auxcheck.properties as props
 from auxcheck import protocols
 from auxcheck._scheduler import FakeBatch, FakeReq
 from auxcheck.errors import ContractViolation, InvalidArgument
+from auxcheck.machine import run_machine
 from auxcheck.properties import (
     REFERENCE,
     Implementation,
@@ -25,8 +28,10 @@ from auxcheck.properties import (
     check_none_identity,
     check_order,
     load_implementation,
+    release_version,
     run_properties,
 )
+from auxcheck.releases import CACHE_ENV, ReleaseError, import_modules
 from auxcheck.strategies import Appended, RecordingDeviceOutput
 
 Device = protocols.CompositeDeviceAuxiliaryOutput
@@ -231,7 +236,7 @@ def test_auto_picks_sglang_when_importable_else_the_reference() -> None:
         ("no_such_module_xyz", ("implementation 'no_such_module_xyz': cannot import "
                                 "no_such_module_xyz")),
         ("not a module", ("implementation 'not a module' is not 'reference', 'sglang', "
-                          "'auto' or a dotted module path")),
+                          "'sglang==X.Y.Z', 'auto' or a dotted module path")),
     ],
     ids=["missing-names", "unimportable", "not-a-path"],
 )
@@ -356,8 +361,99 @@ def test_correct_user_leaves_with_unusual_tensors_pass_every_property(leaf: type
     assert report.ok, report.to_text()
 
 
-def test_the_properties_pass_on_sglang_when_it_is_importable() -> None:
-    """Users point the properties at SGLang; they must pass on the real implementation."""
-    pytest.importorskip(props.SGLANG_MODULE, reason="SGLang is not installed in this environment")
-    report = run_properties(load_implementation("sglang"), max_examples=25)
+CONTRACT_RELEASES = [pytest.param(v, id=f"sglang-{v}") for v in ("0.5.20", "0.5.23")]
+"""The real releases that ship append and the composites (0.5.20 added them)."""
+
+
+def real_implementation(version: str) -> Implementation:
+    """Returns SGLang ``version``'s own append and composites, imported from its wheel's files."""
+    module = import_modules(real_tree(version), [props.SGLANG_MODULE])[props.SGLANG_MODULE]
+    return Implementation.from_module(module, name=f"sglang {version}")
+
+
+@pytest.mark.parametrize("version", CONTRACT_RELEASES)
+def test_the_real_implementation_is_sglangs_own_code(version: str) -> None:
+    """The classes proved come from the release's auxiliary_output.py, not from auxcheck."""
+    impl = real_implementation(version)
+    source = real_tree(version) / "sglang/srt/managers/auxiliary_output.py"
+    assert impl.append.__code__.co_filename == str(source)
+    assert impl.device_composite.__module__ == props.SGLANG_MODULE
+    assert impl.device_composite is not protocols.CompositeDeviceAuxiliaryOutput
+
+
+@pytest.mark.parametrize("version", CONTRACT_RELEASES)
+def test_the_properties_pass_on_real_sglang_releases(version: str) -> None:
+    """SGLang's own append and composites pass every property, release by release."""
+    report = run_properties(real_implementation(version), max_examples=25)
     assert report.ok, report.to_text()
+
+
+@pytest.mark.parametrize("version", CONTRACT_RELEASES)
+def test_the_state_machine_passes_on_real_sglang_releases(version: str) -> None:
+    """SGLang's own composites survive append, copy and consume in any order of steps."""
+    report = run_machine(real_implementation(version), max_examples=20)
+    assert report.ok, report.to_text()
+
+
+@pytest.mark.parametrize("version", CONTRACT_RELEASES)
+def test_load_implementation_proves_a_release_straight_from_its_wheel(
+    monkeypatch: pytest.MonkeyPatch, version: str
+) -> None:
+    """'sglang==X' loads that release's append and composites from the wheel cache."""
+    monkeypatch.setenv(CACHE_ENV, str(REAL_CACHE))
+    impl = load_implementation(f"sglang=={version}")
+    assert impl.name == f"sglang=={version}"
+    assert Path(impl.append.__code__.co_filename).is_relative_to(REAL_CACHE / "unpacked")
+    assert run_properties(impl, max_examples=5).ok
+
+
+def test_load_implementation_refuses_a_release_without_composites(
+    monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """0.5.19 has no auxiliary_output module: the error says composites arrived in 0.5.20."""
+    monkeypatch.setenv(CACHE_ENV, str(REAL_CACHE))
+    with pytest.raises(InvalidArgument) as raised:
+        load_implementation("sglang==0.5.19")
+    assert str(raised.value) == (
+        "implementation 'sglang==0.5.19': sglang 0.5.19 has no "
+        "sglang.srt.managers.auxiliary_output; append and the composites arrived in sglang "
+        "0.5.20, so prove 0.5.20 or later")
+
+
+@pytest.mark.parametrize("version", [
+    pytest.param("banana", id="a-word"),
+    pytest.param("0.5.20,0.5.23", id="a-list"),
+    pytest.param("", id="nothing"),
+    pytest.param(" 0.5.23", id="a-space"),
+])
+def test_load_implementation_refuses_a_release_spec_without_one_version(version: str) -> None:
+    """'sglang==' must be followed by exactly one version; the error shows the form."""
+    with pytest.raises(InvalidArgument) as raised:
+        load_implementation(f"sglang=={version}")
+    assert str(raised.value) == (
+        f"implementation 'sglang=={version}': {version!r} is not an SGLang release version; "
+        "expected sglang==X.Y.Z such as sglang==0.5.23")
+
+
+def test_a_release_that_cannot_be_downloaded_raises_release_error(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, offline_pip: None
+) -> None:
+    """A release that cannot be fetched raises ReleaseError naming it and the offline ways."""
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path))
+    with pytest.raises(ReleaseError) as raised:
+        load_implementation("sglang==0.5.23")
+    assert str(raised.value).startswith(
+        "cannot get sglang 0.5.23: pip download failed: ERROR: No matching distribution found "
+        "for sglang==0.5.23. When offline, pass --wheel PATH")
+
+
+@pytest.mark.parametrize(("spec", "expected"), [
+    pytest.param("sglang==0.5.23", "0.5.23", id="release"),
+    pytest.param("sglang==0.6.0rc1", "0.6.0rc1", id="release-candidate"),
+    pytest.param("sglang", None, id="installed-sglang"),
+    pytest.param("my_plugin.aux_impl", None, id="dotted-module"),
+])
+def test_release_version_reads_the_version_of_a_release_spec(spec: str,
+                                                             expected: str | None) -> None:
+    """Only 'sglang==X' names a release; every other spec gives None."""
+    assert release_version(spec) == expected

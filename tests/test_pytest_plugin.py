@@ -10,12 +10,14 @@ import textwrap
 # be imported twice in one process: import every heavy module the suite uses up front.
 import pytest
 import torch  # noqa: F401
+from conftest import REAL_CACHE
 
 import auxcheck._suite
 import auxcheck.machine
 import auxcheck.migrate.scan  # noqa: F401
 from auxcheck import __version__
 from auxcheck.pytest_plugin import DEVICE_CHECKS
+from auxcheck.releases import CACHE_ENV
 
 pytest_plugins = ["pytester"]
 
@@ -324,6 +326,74 @@ def test_the_reference_impl_passes_every_property(project: pytest.Pytester) -> N
     result.assert_outcomes(passed=IMPL_ITEMS)
 
 
+def test_a_real_release_is_proved_straight_from_its_wheel(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--auxcheck-impl=sglang==0.5.23 runs the properties and machine on that release's code."""
+    monkeypatch.setenv(CACHE_ENV, str(REAL_CACHE))
+    pytester.makeconftest(TINY)
+    result = pytester.runpytest_inprocess(*FAST, "--auxcheck-impl=sglang==0.5.23", "-k", "impl",
+                                          "-v")
+    result.assert_outcomes(passed=IMPL_ITEMS)
+    result.stdout.fnmatch_lines([
+        f"auxcheck {__version__}: impl=sglang==0.5.23, nothing to check, profile=tiny",
+        "*auxcheck::impl::AUX303-none-identity[[]sglang==0.5.23[]] PASSED*"])
+
+
+def test_the_ini_setting_names_a_release_too(pytester: pytest.Pytester,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """auxcheck_impl = sglang==0.5.20 in the ini file proves that release."""
+    monkeypatch.setenv(CACHE_ENV, str(REAL_CACHE))
+    pytester.makeini("[pytest]\nauxcheck_impl = sglang==0.5.20\n")
+    pytester.makeconftest(TINY)
+    result = pytester.runpytest_inprocess(*FAST, "--co", "-q")
+    result.stdout.fnmatch_lines(["auxcheck *: impl=sglang==0.5.20, nothing to check, *",
+                                 "auxcheck::impl::AUX301-flattening[[]sglang==0.5.20[]]"])
+
+
+def test_a_release_before_the_composites_is_a_usage_error(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """sglang==0.5.19 has no auxiliary_output module: the error says 0.5.20 brought it."""
+    monkeypatch.setenv(CACHE_ENV, str(REAL_CACHE))
+    result = pytester.runpytest_inprocess("--auxcheck", "--auxcheck-impl=sglang==0.5.19")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([(
+        "*--auxcheck-impl: implementation 'sglang==0.5.19': sglang 0.5.19 has no "
+        "sglang.srt.managers.auxiliary_output; append and the composites arrived in sglang "
+        "0.5.20, so prove 0.5.20 or later")])
+
+
+def test_a_release_that_cannot_be_downloaded_is_a_usage_error(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, offline_pip: None
+) -> None:
+    """A failed download stops the run with the release, pip's reason and the offline ways."""
+    monkeypatch.setenv(CACHE_ENV, str(pytester.path / "empty-cache"))
+    result = pytester.runpytest_inprocess("--auxcheck", "--auxcheck-impl=sglang==0.5.23")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([(
+        "*--auxcheck-impl: cannot get sglang 0.5.23: pip download failed: ERROR: No matching "
+        "distribution found for sglang==0.5.23. When offline, pass --wheel PATH (from "
+        "`pip download --no-deps sglang==0.5.23` on a connected machine) or --source DIR (an "
+        f"unpacked sglang 0.5.23), or put sglang-0.5.23-*.whl in {pytester.path}/empty-cache")])
+
+
+def test_naming_a_release_without_the_flag_imports_nothing_heavy(
+    pytester: pytest.Pytester
+) -> None:
+    """Without --auxcheck a release spec is only spell-checked: no torch, no download."""
+    pytester.makeconftest("""
+        import sys
+        def pytest_unconfigure(config):
+            print("HEAVY", [m for m in ("torch", "hypothesis", "sglang") if m in sys.modules])
+    """)
+    pytester.makepyfile("def test_one():\n    pass\n")
+    result = pytester.runpytest_subprocess("-p", "no:randomly", "-p", "no:hypothesispytest",
+                                           "--auxcheck-impl=sglang==0.5.23")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["HEAVY []"])
+
+
 # ---------------------------------------------------------------- import scan
 
 
@@ -398,7 +468,16 @@ def test_a_bad_pyproject_ignore_is_a_usage_error(project: pytest.Pytester, body:
 @pytest.mark.parametrize(("args", "ini", "message"), [
     pytest.param(["--auxcheck-impl=not a module"], "",
                  "*argument --auxcheck-impl: invalid value 'not a module'; expected auto, "
-                 "reference, sglang or a dotted module path*", id="impl-bad-form"),
+                 "reference, sglang, sglang==X.Y.Z (a release such as sglang==0.5.23) or a "
+                 "dotted module path such as my_plugin.aux_impl", id="impl-bad-form"),
+    pytest.param(["--auxcheck-impl=sglang==banana"], "",
+                 "*argument --auxcheck-impl: invalid value 'sglang==banana': 'banana' is not an "
+                 "SGLang release version; expected sglang==X.Y.Z such as sglang==0.5.23",
+                 id="impl-release-not-a-version"),
+    pytest.param(["--auxcheck-impl=sglang==0.5.20,0.5.23"], "",
+                 "*argument --auxcheck-impl: invalid value 'sglang==0.5.20,0.5.23': "
+                 "'0.5.20,0.5.23' is not an SGLang release version; expected sglang==X.Y.Z such "
+                 "as sglang==0.5.23", id="impl-release-list"),
     pytest.param(["--auxcheck-impl=no_such_module_xyz"], "",
                  "*--auxcheck-impl: implementation 'no_such_module_xyz': cannot import*",
                  id="impl-missing-module"),
@@ -411,6 +490,9 @@ def test_a_bad_pyproject_ignore_is_a_usage_error(project: pytest.Pytester, body:
                  "*argument --auxcheck-ignore: unknown rule code 'XYZ1'*", id="ignore-bad"),
     pytest.param([], "auxcheck_impl = 1bad", "*ini option auxcheck_impl: invalid value '1bad'*",
                  id="ini-impl-bad"),
+    pytest.param([], "auxcheck_impl = sglang==latest", "*ini option auxcheck_impl: invalid value "
+                 "'sglang==latest': 'latest' is not an SGLang release version*",
+                 id="ini-impl-release-bad"),
     pytest.param([], "auxcheck_ignore = AUX999", "*ini option auxcheck_ignore: unknown rule "
                  "code 'AUX999'*", id="ini-ignore-bad"),
 ])
@@ -430,6 +512,8 @@ def test_every_option_has_help(pytester: pytest.Pytester) -> None:
                  "--auxcheck-ignore=CODES", "auxcheck_impl ", "auxcheck_profile ",
                  "auxcheck_ignore ", "auxcheck_paths "):
         assert name in result.stdout.str(), name
+    assert "sglang==X.Y.Z (that release, read from its wheel" in " ".join(
+        result.stdout.str().split())
 
 
 def test_header_line_names_impl_device_outputs_and_profile(project: pytest.Pytester) -> None:

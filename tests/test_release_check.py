@@ -183,8 +183,7 @@ def test_a_hook_target_built_at_run_time_is_a_note_not_a_failure(tmp_path: Path)
     result = judge(tmp_path, HOOKS + "def f(): ...\nHookRegistry.register(make(), f)\n")
     hooks = next(s for s in result.stages if s.stage == "hooks")
     assert hooks.result == "ok"
-    assert hooks.notes == ("plug/hooks.py:3:1: hook target is not a string constant; "
-                           "not checked",)
+    assert hooks.notes == ("plug/hooks.py:3:1: hook target is not a string constant; not checked",)
 
 
 ENTRY = '[project.entry-points."sglang.srt.plugins"]\n'

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -10,6 +11,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from conftest import real_release, real_tree
 
 from auxcheck import _stubcheck
 from auxcheck._stubcheck import (
@@ -23,9 +25,9 @@ from auxcheck._stubcheck import (
 )
 
 STUBS = Path(__file__).resolve().parent.parent / "stubs" / "sglang-stubs"
-SGLANG_DOWNLOADS = Path("/tmp/sgl")
-REAL_WHEELS = sorted(SGLANG_DOWNLOADS.glob(f"sglang-{PINNED_SGLANG_VERSION}-*.whl"))
-REAL_SOURCE = SGLANG_DOWNLOADS / "full"
+STUB_MODULES = len(list(STUBS.rglob("*.pyi")))
+"""How many modules the stubs describe (each is compared with the source)."""
+_RE_EXPORT = re.compile(r"from sglang\.[\w.]+ import (\w+) as \1")
 
 
 def _messages(stub: str, source: str, *, module: str = "m") -> list[str]:
@@ -197,11 +199,18 @@ def _source_tree_from_stubs(root: Path, *, version: str = PINNED_SGLANG_VERSION)
     for path in STUBS.rglob("*.pyi"):
         target = root / "sglang" / path.relative_to(STUBS).with_suffix(".py")
         target.parent.mkdir(parents=True, exist_ok=True)
-        # Stub imports are for the type checker, as in SGLang's TYPE_CHECKING blocks.
-        text = path.read_text().replace("\nfrom sglang.", "\nif TYPE_CHECKING:\n    from sglang.")
-        target.write_text("from typing import TYPE_CHECKING\n" + text)
+        lines = [_as_source_line(line) for line in path.read_text().splitlines()]
+        target.write_text("from typing import TYPE_CHECKING\n" + "\n".join(lines) + "\n")
     (root / "sglang" / "_version.py").write_text(f"__version__ = version = {version!r}\n")
     return root
+
+
+def _as_source_line(line: str) -> str:
+    # Stub imports are for the type checker, as in SGLang's TYPE_CHECKING blocks; an
+    # explicit re-export (`import X as X`) is API, a plain import in the source.
+    if not line.startswith("from sglang.") or _RE_EXPORT.fullmatch(line):
+        return line
+    return f"if TYPE_CHECKING:\n    {line}"
 
 
 def _zip_tree(root: Path, wheel: Path) -> Path:
@@ -261,7 +270,7 @@ def test_source_tree_that_matches_the_stubs_passes(
     """--source reads a directory holding sglang/ and exits 0 when it matches the stubs."""
     root = _source_tree_from_stubs(tmp_path / "site")
     assert main(["--source", str(root / "sglang"), "--stubs", str(STUBS), "-q"]) == 0
-    assert f"(sglang {PINNED_SGLANG_VERSION}): 11 modules compared, 0 mismatches" in (
+    assert f"(sglang {PINNED_SGLANG_VERSION}): {STUB_MODULES} modules compared, 0 mismatches" in (
         capsys.readouterr().out
     )
 
@@ -324,21 +333,63 @@ def test_a_target_is_required(capsys: pytest.CaptureFixture[str]) -> None:
     )
 
 
-@pytest.mark.skipif(not REAL_WHEELS, reason=f"no sglang-{PINNED_SGLANG_VERSION} wheel in "
-                    f"{SGLANG_DOWNLOADS}; `pip download --no-deps sglang=={PINNED_SGLANG_VERSION}"
-                    f" -d {SGLANG_DOWNLOADS}` to run it")
+def _mismatch_lines(out: str) -> list[str]:
+    """Returns the mismatch lines of a stubcheck report: neither notes nor the summary."""
+    lines = out.splitlines()
+    return [line for line in lines[:-1] if not line.startswith("note: ")]
+
+
 def test_stubs_match_the_pinned_sglang_wheel(capsys: pytest.CaptureFixture[str]) -> None:
     """The stubs match the real wheel of the pinned release, read without installing it."""
-    assert main(["--wheel", str(REAL_WHEELS[0]), "--stubs", str(STUBS)]) == 0
+    wheel = real_release(PINNED_SGLANG_VERSION).path
+    assert main(["--wheel", str(wheel), "--stubs", str(STUBS)]) == 0
     out = capsys.readouterr().out
     assert "note: sglang.srt.sampling.sampling_observer:DeviceAuxiliaryOutput left out" in out
+    assert out.endswith(f"vs wheel {wheel.name} (sglang {PINNED_SGLANG_VERSION}): "
+                        f"{STUB_MODULES} modules compared, 0 mismatches\n")
 
 
-@pytest.mark.skipif(not (REAL_SOURCE / "sglang").is_dir(), reason=f"no unpacked SGLang "
-                    f"{PINNED_SGLANG_VERSION} at {REAL_SOURCE}")
-def test_stubs_match_the_unpacked_pinned_source() -> None:
+def test_stubs_match_the_unpacked_pinned_source(capsys: pytest.CaptureFixture[str]) -> None:
     """The stubs match the real unpacked source tree of the pinned release."""
-    assert main(["--source", str(REAL_SOURCE), "--stubs", str(STUBS), "-q"]) == 0
+    assert main(["--source", str(real_tree(PINNED_SGLANG_VERSION)), "--stubs", str(STUBS),
+                 "-q"]) == 0
+    assert f"(sglang {PINNED_SGLANG_VERSION}): {STUB_MODULES} modules compared, 0 mismatches" in (
+        capsys.readouterr().out)
+
+
+OTHER_RELEASES = [
+    # 0.5.19 predates the move: the contract lived in sampling_observer and there were no
+    # composites, so the stubs' auxiliary_output module is absent and two classes sit in
+    # their old home (DeviceAuxiliaryOutput there is an allowed omission, a note).
+    pytest.param("0.5.19", [
+        ("sglang.srt.managers.auxiliary_output: the stubs describe a module the source does "
+         "not have"),
+        ("sglang.srt.sampling.sampling_observer:CommittedTokens: missing from the stub: the "
+         "source defines this class"),
+        ("sglang.srt.sampling.sampling_observer:HostAuxiliaryOutput: missing from the stub: "
+         "the source defines this class"),
+        f"sglang: the stubs describe sglang {PINNED_SGLANG_VERSION}, the source is sglang 0.5.19",
+    ], id="0.5.19-before-the-move"),
+    # 0.5.23 changed none of the contract's signatures: only the declared version differs.
+    pytest.param("0.5.23", [
+        f"sglang: the stubs describe sglang {PINNED_SGLANG_VERSION}, the source is sglang 0.5.23",
+    ], id="0.5.23-same-contract"),
+]
+
+
+@pytest.mark.parametrize(("version", "expected"), OTHER_RELEASES)
+def test_stubs_against_other_real_releases_show_exactly_what_changed(
+    capsys: pytest.CaptureFixture[str], version: str, expected: list[str]
+) -> None:
+    """Against 0.5.19 and 0.5.23 the report lists exactly the contract's real differences."""
+    wheel = real_release(version).path
+    assert main(["--wheel", str(wheel), "--stubs", str(STUBS)]) == 1
+    out = capsys.readouterr().out
+    assert _mismatch_lines(out) == expected
+    assert out.splitlines()[-1] == (
+        f"stubs for sglang {PINNED_SGLANG_VERSION} vs wheel {wheel.name} (sglang {version}): "
+        f"{STUB_MODULES} modules compared, {len(expected)} "
+        f"mismatch{'es' if len(expected) > 1 else ''}")
 
 
 def test_command_runs_as_a_subprocess() -> None:
