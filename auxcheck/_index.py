@@ -21,6 +21,7 @@ import itertools
 import json
 import os
 import re
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -31,10 +32,12 @@ from auxcheck.releases import Release, cache_dir
 
 __all__ = [
     "ClassSummary",
+    "Homes",
     "Lookup",
     "ModuleSummary",
     "Origin",
     "ReleaseIndex",
+    "importable",
     "module_of_path",
     "skeleton",
     "summarize",
@@ -414,6 +417,7 @@ class ReleaseIndex:
         self._summaries: dict[str, ModuleSummary | None] = {}
         self._classes: dict[str, dict[str, ClassSummary]] = {}
         self._complete = False
+        self._homes: Homes | None = None
         self._folders: frozenset[str] | None = None
 
     @property
@@ -632,25 +636,20 @@ class ReleaseIndex:
                           reason=f"{qualname} has bases auxcheck cannot read ({', '.join(unseen)})")
         return Lookup(False, reason=f"class {where} has no attribute {attr} (nor do its bases)")
 
+    def homes(self) -> Homes:
+        """Returns where this release keeps each name (reads the whole release, once)."""
+        if self._homes is None:
+            self._homes = Homes(self)
+        return self._homes
+
     def home_of(self, name: str) -> str | None:
         """Returns the one module that defines ``name``, or the one SGLang imports it from most.
 
-        Reads the whole release (``load_all``, cached on disk). None when no module
-        defines it, or several do and SGLang's own imports do not single one out.
+        None when no module defines it, or several do and SGLang's own imports do not
+        single one out (the rule ``auxcheck moves`` uses to point a move).
         """
-        self.load_all()
-        definers = sorted(s.name for s in self.summaries() if name in s.defined)
-        if len(definers) <= 1:
-            return definers[0] if definers else None
-        counts = {m: 0 for m in definers}
-        for summary in self.summaries():
-            for module, used in summary.uses:
-                if used == name and module in counts:
-                    counts[module] += 1
-        ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
-        if ranked[0][1] == 0 or (len(ranked) > 1 and ranked[1][1] == ranked[0][1]):
-            return None
-        return ranked[0][0]
+        home = self.homes().home(name)
+        return home if isinstance(home, str) else None
 
     def _base_member(self, module: str, base: str, attr: str, seen: frozenset[str]) -> Lookup | None:
         # None: the base has no such member for certain; else the (maybe uncertain) answer.
@@ -689,3 +688,56 @@ def _write_cache(path: Path, data: list[dict[str, object]]) -> None:
         os.replace(tmp, path)
     except OSError:
         pass
+
+
+class Homes:
+    """Where the newer release keeps each name: who defines it, who SGLang imports it from."""
+
+    def __init__(self, index: ReleaseIndex) -> None:
+        index.load_all()
+        self.index = index
+        self.definers: dict[str, list[str]] = defaultdict(list)
+        self.imports: dict[str, Counter[str]] = defaultdict(Counter)
+        for summary in index.summaries():
+            for name in summary.defined if importable(summary.name) else ():
+                self.definers[name].append(summary.name)
+            for module, name in summary.uses:
+                self.imports[name][module] += 1
+        self._homes: dict[str, str | tuple[str, ...] | None] = {}
+
+    def home(self, name: str) -> str | tuple[str, ...] | None:
+        """Returns the module defining ``name``, the candidates when several do and SGLang's
+        imports do not single one out, or None when no module defines it."""
+        if name not in self._homes:
+            self._homes[name] = self._choose(name)
+        return self._homes[name]
+
+    def _choose(self, name: str) -> str | tuple[str, ...] | None:
+        definers = sorted(self.definers.get(name, ()))
+        if len(definers) <= 1:
+            return definers[0] if definers else None
+        used = self.imports.get(name, Counter())
+        ranked = sorted(definers, key=lambda module: (-used[module], module))
+        if used[ranked[0]] > used[ranked[1]]:
+            return ranked[0]
+        return tuple(definers)
+
+    def facade(self, module: str, name: str) -> str:
+        """Returns the nearest package above ``module`` re-exporting its ``name``, else ``module``."""
+        for package in _packages_above(module):
+            found = self.index.provides(package, name)
+            if found.ok and found.certain and found.where == f"{module}.{name}":
+                return package
+        return module
+
+
+def _packages_above(module: str) -> Iterator[str]:
+    """Yields the packages above ``module``, nearest first, down to (not including) ``sglang``."""
+    parts = module.split(".")
+    for end in range(len(parts) - 1, 1, -1):
+        yield ".".join(parts[:end])
+
+
+def importable(module: str) -> bool:
+    """Returns True for a module name Python can import (``sglang..agents`` or ``a-b`` cannot)."""
+    return all(part.isidentifier() for part in module.split("."))

@@ -17,11 +17,12 @@ from auxcheck import __version__
 __all__ = ["SUBCOMMANDS", "main"]
 
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
-    "migrate": ("auxcheck.migrate.cli", "rewrite imports of names SGLang 0.5.20 moved"),
+    "migrate": ("auxcheck.migrate.cli", "rewrite imports of names SGLang moved (0.5.20, or A:B)"),
     "validate": ("auxcheck._validate_cli", "check one object against the contract"),
-    "check": ("auxcheck._check_cli", "import scan, mypy with the stubs, and the contract suite"),
+    "check": ("auxcheck._check_cli", "import scan, mypy, contract suite, SGLang releases"),
     "rules": ("auxcheck._rules_cli", "print the rule table"),
     "stubcheck": ("auxcheck._stubcheck", "compare the sglang stubs with SGLang's source"),
+    "moves": ("auxcheck._moves_cli", "infer the names SGLang moved between two releases"),
 }
 """Subcommand name -> (module holding its ``main``, one-line summary)."""
 

@@ -8,7 +8,8 @@ from there, downloading it when missing: it never skips for lack of SGLang.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+import zipfile
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import pytest
@@ -51,3 +52,21 @@ def offline_pip(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PIP_CONFIG_FILE", os.devnull)
     for name in ("PIP_FIND_LINKS", "PIP_EXTRA_INDEX_URL"):
         monkeypatch.delenv(name, raising=False)
+
+
+def write_release(root: Path, files: Mapping[str, str], *, wheel: bool = False) -> Path:
+    """Writes a release of ``files`` (paths under ``sglang/``) under ``root``; returns it.
+
+    A folder holding ``sglang/``, or with ``wheel`` a zip wheel of those files.
+    """
+    root.mkdir(parents=True, exist_ok=True)
+    if wheel:
+        path = root / "sglang-0-py3-none-any.whl"
+        with zipfile.ZipFile(path, "w") as archive:
+            for name, text in files.items():
+                archive.writestr(name, text)
+        return path
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text, encoding="utf-8")
+    return root

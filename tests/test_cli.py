@@ -24,7 +24,7 @@ def test_help_lists_every_subcommand(capsys: pytest.CaptureFixture[str]) -> None
 @pytest.mark.parametrize(("argv", "message"), [
     pytest.param([], "usage: auxcheck [--version] COMMAND [ARGS...]", id="no-command"),
     pytest.param(["frobnicate"], "auxcheck: error: unknown command 'frobnicate'; expected one "
-                 "of migrate, validate, check, rules, stubcheck", id="unknown-command"),
+                 "of migrate, validate, check, rules, stubcheck, moves", id="unknown-command"),
 ])
 def test_usage_errors_exit_2_naming_the_problem(
     capsys: pytest.CaptureFixture[str], argv: list[str], message: str

@@ -202,3 +202,108 @@ def test_a_sample_of_a_real_tree_is_left_byte_identical(tmp_path: Path) -> None:
     before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
     assert main(["--jobs", "1", str(tmp_path)]) == 0
     assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
+
+
+# ---------------------------------------------------------------- --sglang A:B
+
+RELEASE_A = {
+    "sglang/version.py": "__version__ = '0.0.1'\n",
+    "sglang/srt/old.py": "class Moved:\n    def method(self): ...\nclass Other: ...\n",
+}
+RELEASE_B = {
+    "sglang/version.py": "__version__ = '0.0.2'\n",
+    "sglang/srt/old.py": "",
+    "sglang/srt/new_home.py": "class Moved:\n    def method(self): ...\n",
+    "sglang/srt/elsewhere.py": "class Other: ...\n",
+}
+PLUGIN = (
+    "from unittest import mock\n"
+    "\n"
+    "from sglang.srt.old import Moved, Other\n"
+    "\n"
+    'HookRegistry.register("sglang.srt.old.Moved.method", hook, HookType.AFTER)\n'
+    'patched = mock.patch("sglang.srt.old.Other")\n'
+)
+
+
+@pytest.fixture
+def releases(tmp_path: Path) -> list[str]:
+    """Returns the options naming two small releases, 0.0.1 and 0.0.2, offline."""
+    options = ["--offline", "--cache", str(tmp_path / "cache")]
+    for name, files in (("a", RELEASE_A), ("b", RELEASE_B)):
+        for path, text in files.items():
+            (tmp_path / name / path).parent.mkdir(parents=True, exist_ok=True)
+            (tmp_path / name / path).write_text(text)
+        options += ["--source", str(tmp_path / name)]
+    return options
+
+
+def test_sglang_pair_rewrites_imports_hook_targets_and_mock_patch_strings(
+        project: Path, releases: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    """--sglang A:B applies the inferred moves to imports and to dotted string targets."""
+    (project / "plugin" / "hooks.py").write_text(PLUGIN)
+    assert main(["--sglang", "0.0.1:0.0.2", *releases, "plugin"]) == 0
+    assert (project / "plugin" / "hooks.py").read_text() == (
+        "from unittest import mock\n"
+        "\n"
+        "from sglang.srt.elsewhere import Other\n"
+        "from sglang.srt.new_home import Moved\n"
+        "\n"
+        'HookRegistry.register("sglang.srt.new_home.Moved.method", hook, HookType.AFTER)\n'
+        'patched = mock.patch("sglang.srt.elsewhere.Other")\n'
+    )
+    assert ("auxcheck migrate: applying 2 names SGLang moved from 0.0.1 to 0.0.2 (0 left out: "
+            "several possible homes)\n") in capsys.readouterr().err
+
+
+def test_the_users_moves_win_over_inferred_ones(
+        project: Path, releases: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    """A pyproject move of an inferred name keeps the user's target, and the run says so."""
+    (project / "pyproject.toml").write_text(
+        '[tool.auxcheck.migrate]\nmove = [{old = "sglang.srt.old", new = "mine.compat", '
+        'names = ["Other"]}]\n')
+    (project / "plugin" / "hooks.py").write_text("from sglang.srt.old import Moved, Other\n")
+    assert main(["--sglang", "0.0.1:0.0.2", *releases, "plugin"]) == 0
+    assert (project / "plugin" / "hooks.py").read_text() == (
+        "from mine.compat import Other\nfrom sglang.srt.new_home import Moved\n")
+    assert ("applying 1 name SGLang moved from 0.0.1 to 0.0.2 (0 left out: several possible "
+            "homes); 1 name kept as your moves say\n") in capsys.readouterr().err
+
+
+SGLANG_USAGE = {
+    "one release": (["--sglang", "0.5.19", "."], ("argument --sglang: expected two releases as "
+                    "OLDER:NEWER, such as 0.5.19:0.5.23, got '0.5.19'")),
+    "same release twice": (["--sglang", "0.5.23:0.5.23", "."], ("argument --sglang: "
+                           "'0.5.23:0.5.23' names one release twice")),
+    "not a version": (["--sglang", "0.5.19:latest", "."], ("argument --sglang: 'latest' is not "
+                      "an SGLang release version")),
+}
+
+
+@pytest.mark.parametrize(("argv", "message"), SGLANG_USAGE.values(), ids=SGLANG_USAGE.keys())
+def test_bad_release_pairs_exit_2_with_a_precise_message(
+        project: Path, argv: list[str], message: str,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """--sglang takes OLDER:NEWER, two different versions."""
+    assert main(argv) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_a_release_that_cannot_be_had_offline_exits_2_naming_it(
+        project: Path, releases: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    """A release neither given nor cached is a usage error saying what to pass."""
+    assert main(["--sglang", "0.0.1:0.0.7", *releases, "plugin"]) == 2
+    assert capsys.readouterr().err.startswith(
+        "auxcheck migrate: error: cannot get sglang 0.0.7: it is not in the cache. When offline, "
+        "pass --wheel PATH")
+
+
+def test_sglang_pair_runs_without_importing_torch(project: Path, releases: list[str]) -> None:
+    """Inferring moves from releases reads their files only: torch is never imported."""
+    (project / "plugin" / "hooks.py").write_text(PLUGIN)
+    probe = (f"import sys; from auxcheck.migrate.cli import main; "
+             f"code = main(['--sglang', '0.0.1:0.0.2', *{releases!r}, 'plugin']); "
+             "print(code, 'torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, check=False, text=True,
+                         cwd=project).stdout
+    assert out == "0 False\n"

@@ -11,7 +11,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from conftest import REAL_CACHE
+from conftest import REAL_CACHE, write_release
 
 from auxcheck._check_cli import main
 from auxcheck._index import ReleaseIndex
@@ -68,11 +68,7 @@ RELEASE_FILES = {
 
 def build_release(root: Path, files: dict[str, str] = RELEASE_FILES) -> Path:
     """Writes a release tree under ``root`` and returns it."""
-    for path, text in files.items():
-        target = root / path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(textwrap.dedent(text), encoding="utf-8")
-    return root
+    return write_release(root, {path: textwrap.dedent(text) for path, text in files.items()})
 
 
 def build_plugin(root: Path, source: str, *, pyproject: str = "") -> Path:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib
 import sys
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -39,27 +39,52 @@ class Move:
 
 @dataclass(frozen=True, slots=True)
 class MoveTable:
-    """Every known move, with lookups by old module and by (old module, name)."""
+    """Every known move, with lookups by old module and by (old module, name).
+
+    The lookups are built once: a table inferred from two releases holds thousands of
+    moves, and the scanner asks them for every file and string.
+    """
 
     moves: tuple[Move, ...]
+    _by_old: Mapping[str, Mapping[str, str]] = field(init=False, repr=False, compare=False)
+    _old: frozenset[str] = field(init=False, repr=False, compare=False)
+    _new: frozenset[str] = field(init=False, repr=False, compare=False)
+    _hash: int = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        by_old: dict[str, dict[str, str]] = {}
+        for move in self.moves:
+            for name in move.names:
+                by_old.setdefault(move.old, {})[name] = move.new
+        object.__setattr__(self, "_by_old", by_old)
+        object.__setattr__(self, "_old", frozenset(by_old))
+        object.__setattr__(self, "_new", frozenset(m.new for m in self.moves))
+        object.__setattr__(self, "_hash", hash(self.moves))
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __reduce__(self) -> tuple[type[MoveTable], tuple[tuple[Move, ...]]]:
+        # Rebuilt from the moves in the receiving process, whose string hashes differ.
+        return (MoveTable, (self.moves,))
 
     @property
     def old_modules(self) -> frozenset[str]:
         """Returns the modules names moved out of."""
-        return frozenset(m.old for m in self.moves)
+        return self._old
 
     @property
     def new_modules(self) -> frozenset[str]:
         """Returns the modules names moved into."""
-        return frozenset(m.new for m in self.moves)
+        return self._new
 
     def names_from(self, old: str) -> dict[str, str]:
         """Returns {moved name: new module} for the names that left module ``old``."""
-        return {name: m.new for m in self.moves if m.old == old for name in m.names}
+        return dict(self._by_old.get(old, {}))
 
     def new_module_of(self, old: str, name: str) -> str | None:
         """Returns the module ``name`` moved to from ``old``, or None if it did not move."""
-        return self.names_from(old).get(name)
+        return self._by_old.get(old, {}).get(name)
 
     def needles(self) -> tuple[bytes, ...]:
         """Returns the byte strings a file must contain to possibly use an old module.

@@ -1,8 +1,15 @@
 """``auxcheck migrate``: rewrite imports of names SGLang moved, or check that none remain.
 
+With ``--sglang A:B`` the moves SGLang made between releases A and B are inferred
+from their wheels (as ``auxcheck moves --from A --to B`` prints them) and applied
+with the built-in table and the user's own moves; where an inferred move and one of
+those disagree about a name, the user's (or the built-in) move is kept and the
+inferred one dropped.
+
 Exit status: 0 when nothing is left to do; 1 when ``--check`` or ``--diff`` finds
 work, or some use needs a human (AUX502) or a file cannot be read or parsed;
-2 on usage errors (bad options, a malformed moves table, a missing path).
+2 on usage errors (bad options, a malformed moves table, a missing path, a release
+that cannot be had).
 """
 
 from __future__ import annotations
@@ -14,8 +21,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TextIO
 
+from auxcheck._moves_cli import add_release_options, one_version
 from auxcheck.errors import MovesTableError
-from auxcheck.migrate._moves import MoveTable, load_moves
+from auxcheck.migrate._moves import Move, MoveTable, load_moves
 from auxcheck.migrate._runner import (
     FileOutcome,
     Mode,
@@ -31,7 +39,8 @@ __all__ = ["DESCRIPTION", "main"]
 DESCRIPTION = (
     "Rewrite imports of CommittedTokens, DeviceAuxiliaryOutput and HostAuxiliaryOutput "
     "(moved to sglang.srt.managers.auxiliary_output in SGLang 0.5.20) and any moves "
-    "you add; `-` reads stdin and writes stdout."
+    "you add, or those SGLang made between two releases (--sglang A:B); `-` reads stdin "
+    "and writes stdout."
 )
 
 
@@ -44,6 +53,19 @@ def _jobs(value: str) -> int:
     if jobs < 1:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {jobs}")
     return jobs
+
+
+def release_pair(text: str) -> tuple[str, str]:
+    """Returns ``0.5.19:0.5.23`` as (older, newer); raises ArgumentTypeError saying what it got."""
+    older, sep, newer = text.partition(":")
+    if not sep:
+        raise argparse.ArgumentTypeError(f"expected two releases as OLDER:NEWER, such as "
+                                         f"0.5.19:0.5.23, got {text!r}")
+    pair = (one_version(older), one_version(newer))
+    if pair[0] == pair[1]:
+        raise argparse.ArgumentTypeError(f"{text!r} names one release twice; expected the "
+                                         "release you migrate from, then the one you migrate to")
+    return pair
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -60,10 +82,14 @@ def _parser() -> argparse.ArgumentParser:
                         help="worker processes (default: the CPU count)")
     parser.add_argument("--moves", type=Path, default=None, metavar="FILE",
                         help="a TOML file of extra [[move]] tables")
+    parser.add_argument("--sglang", type=release_pair, default=None, metavar="A:B",
+                        help="also apply the moves SGLang made from release A to release B, "
+                             "inferred from their wheels (e.g. 0.5.19:0.5.23)")
     parser.add_argument("--exclude", action="append", default=[], metavar="GLOB",
                         help="skip files and folders matching GLOB (repeatable)")
     parser.add_argument("--format", choices=("text", "json", "github"), default="text",
                         help="how findings are printed (default: text)")
+    add_release_options(parser, title="SGLang releases (with --sglang)")
     return parser
 
 
@@ -74,6 +100,52 @@ def _find_pyproject(paths: Sequence[str]) -> Path | None:
         if (candidate / "pyproject.toml").is_file():
             return candidate / "pyproject.toml"
     return None
+
+
+def _new_moves(inferred: Sequence[Move], table: MoveTable) -> tuple[list[Move], int]:
+    """Returns the inferred moves ``table`` does not already decide, and how many names it
+    decided differently (those keep the table's move: the user's, or the built-in one)."""
+    kept: list[Move] = []
+    overridden = 0
+    for move in inferred:
+        decided = {n: table.new_module_of(move.old, n) for n in move.names}
+        overridden += sum(1 for new in decided.values() if new not in (None, move.new))
+        names = tuple(n for n, new in decided.items() if new is None)
+        if names:
+            kept.append(Move(move.old, move.new, names, move.since))
+    return kept, overridden
+
+
+def _with_release_moves(table: MoveTable, args: argparse.Namespace) -> MoveTable:
+    """Returns ``table`` plus the moves inferred between the ``--sglang`` releases."""
+    from auxcheck._moves_infer import moves_between
+
+    older, newer = args.sglang
+    found = moves_between(older, newer, wheels=args.wheel, sources=args.source,
+                          cache=args.cache, download=not args.offline, jobs=args.jobs)
+    kept, overridden = _new_moves(found.moves, table)
+    added = sum(len(m.names) for m in kept)
+    note = f"; {_plural(overridden, 'name')} kept as your moves say" if overridden else ""
+    print(f"auxcheck migrate: applying {_plural(added, 'name')} SGLang moved from {older} to "
+          f"{newer} ({len(found.left_out)} left out: several possible homes){note}",
+          file=sys.stderr)
+    return table.merged(kept, source=f"moves inferred from sglang {older} to {newer}")
+
+
+def _load_table(args: argparse.Namespace) -> MoveTable | str:
+    """Returns the moves to apply, or the message saying why they cannot be had."""
+    try:
+        table = load_moves(moves_file=args.moves, pyproject=_find_pyproject(args.paths))
+    except MovesTableError as exc:
+        return str(exc)
+    if args.sglang is None:
+        return table
+    from auxcheck.releases import ReleaseError  # only --sglang reads releases
+
+    try:
+        return _with_release_moves(table, args)
+    except (MovesTableError, ReleaseError) as exc:
+        return str(exc)
 
 
 def _github(finding: Finding) -> str:
@@ -159,10 +231,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             "`-` (stdin) cannot be combined with other paths"
         print(f"auxcheck migrate: error: {problem}", file=sys.stderr)
         return 2
-    try:
-        moves = load_moves(moves_file=args.moves, pyproject=_find_pyproject(args.paths))
-    except MovesTableError as exc:
-        print(f"auxcheck migrate: error: {exc}", file=sys.stderr)
+    moves = _load_table(args)
+    if isinstance(moves, str):
+        print(f"auxcheck migrate: error: {moves}", file=sys.stderr)
         return 2
     if args.paths == ["-"]:
         return _run_stdin(moves, mode, args.compat, args.format)
