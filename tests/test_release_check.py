@@ -395,3 +395,17 @@ def test_a_re_export_removed_in_0_5_23_fails_there_naming_the_new_module(tmp_pat
     [finding] = new.stages[0].findings
     assert finding.code == "AUX503"
     assert "sglang.srt.model_executor.runner_utils.buffers" in finding.hint
+
+
+def test_relative_imports_inside_an_sglang_tree_resolve_against_the_release(tmp_path: Path) -> None:
+    """A file of an SGLang fork (under sglang/) has its relative imports checked too."""
+    release = Release.from_source(build_release(tmp_path / "release"))
+    fork = write_release(tmp_path / "fork", {
+        "sglang/srt/extra/feature.py": ("from ..managers.scheduler import Scheduler\n"
+                                        "from ..managers.gone import Missing\n"),
+    })
+    result = check_release(scan_project(fork), ReleaseIndex(release))
+    [finding] = result.stages[0].findings
+    assert finding.code == "AUX503"
+    assert finding.message.startswith("`from ..managers.gone import Missing` does not resolve in "
+                                      "sglang 9.1.0: module sglang.srt.managers.gone does not exist")
