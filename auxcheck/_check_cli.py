@@ -46,6 +46,8 @@ class StageResult:
     summary: str = ""
     output: str = ""
     data: dict[str, Any] = field(default_factory=dict)
+    always_shown: bool = False
+    """The output is printed even when the stage passed (the release matrix)."""
 
     @property
     def failed(self) -> bool:
@@ -79,7 +81,7 @@ def _timed(stage: str, run: Callable[[], StageResult]) -> StageResult:
     start = time.perf_counter()
     result = run()
     return StageResult(stage, result.result, result.counts, time.perf_counter() - start,
-                       result.summary, result.output, result.data)
+                       result.summary, result.output, result.data, result.always_shown)
 
 
 def run_imports(options: CheckOptions) -> StageResult:
@@ -235,7 +237,8 @@ def run_sglang(options: CheckOptions) -> StageResult:
               "findings": sum(len(s.findings) for r in results for s in r.stages)}
     summary = ", ".join(f"{r.version} {'FAIL' if r.failed else 'ok'}" for r in results)
     return StageResult("sglang", "fail" if failed else "ok", counts, 0.0, summary,
-                       render_matrix(results), {"releases": [r.to_dict() for r in results]})
+                       render_matrix(results), {"releases": [r.to_dict() for r in results]},
+                       always_shown=True)
 
 
 def _project_moves(path: Path) -> Any:
@@ -287,7 +290,7 @@ def render_table(path: Path, results: Sequence[StageResult]) -> str:
 def render_details(results: Sequence[StageResult]) -> str:
     """Returns the output of every failed stage, and the release matrix, under a heading each."""
     blocks = [f"== {r.stage}: {r.summary}\n{r.output}" for r in results
-              if (r.failed or (r.stage == "sglang" and r.result == "ok")) and r.output]
+              if (r.failed or r.always_shown) and r.output]
     return "\n\n".join(blocks)
 
 

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from auxcheck._astutil import absolute_module, bound_names, is_type_checking
 from auxcheck.releases import Release, cache_dir
 
 __all__ = [
@@ -189,19 +190,6 @@ def skeleton(text: str) -> str:
     return "".join(parts)
 
 
-def _absolute(module: str, package: bool, level: int, target: str | None) -> str:
-    if level == 0:
-        return target or ""
-    base = module.split(".") if package else module.split(".")[:-1]
-    if level > 1:
-        base = base[: len(base) - (level - 1)]
-    return ".".join([*base, target] if target else base)
-
-
-def _is_type_checking(test: ast.expr) -> bool:
-    return ast.unparse(test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING")
-
-
 class _Collector:
     """Walks a module's top level, as it runs: if/try/with/for blocks, not function bodies."""
 
@@ -219,7 +207,7 @@ class _Collector:
     def walk(self, body: Iterable[ast.stmt], *, hidden: bool = False) -> None:
         for node in body:
             if isinstance(node, ast.If):
-                self.walk(node.body, hidden=hidden or _is_type_checking(node.test))
+                self.walk(node.body, hidden=hidden or is_type_checking(node.test))
                 self.walk(node.orelse, hidden=hidden)
             elif isinstance(node, ast.Try) or type(node).__name__ == "TryStar":
                 for block in (node.body, *(h.body for h in node.handlers),  # type: ignore[attr-defined]
@@ -229,13 +217,13 @@ class _Collector:
                 self.walk(node.body, hidden=hidden)
                 self.walk(getattr(node, "orelse", []), hidden=hidden)
             elif hidden:
-                self.hidden.update(_bound_names(node))
+                self.hidden.update(bound_names(node))
             else:
                 self.statement(node)
 
     def statement(self, node: ast.stmt) -> None:
         if isinstance(node, ast.ImportFrom):
-            source = _absolute(self.module, self.package, node.level, node.module)
+            source = absolute_module(self.module, self.package, node.level, node.module) or ""
             for alias in node.names:
                 if alias.name == "*":
                     self.stars.append(source)
@@ -255,7 +243,7 @@ class _Collector:
             self._define(node.name, "class")
         else:
             self._exports(node)
-            for name in _bound_names(node):
+            for name in bound_names(node):
                 self._define(name, "variable")
 
     def _define(self, name: str, kind: str) -> None:
@@ -295,29 +283,11 @@ def _literal_names(value: ast.expr) -> list[str] | None:
     return names if len(names) == len(value.elts) else None
 
 
-def _bound_names(node: ast.stmt) -> list[str]:
-    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return [node.name]
-    if isinstance(node, ast.Import):
-        return [a.asname or a.name.split(".")[0] for a in node.names]
-    if isinstance(node, ast.ImportFrom):
-        return [a.asname or a.name for a in node.names if a.name != "*"]
-    targets: list[ast.expr] = []
-    if isinstance(node, ast.Assign):
-        targets = list(node.targets)
-    elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
-        targets = [node.target]
-    names: list[str] = []
-    for target in targets:
-        names += [n.id for n in ast.walk(target) if isinstance(n, ast.Name)]
-    return names
-
-
 def _uses(module: str, package: bool, text: str) -> tuple[tuple[str, str], ...]:
     found: list[tuple[str, str]] = []
     for match in _FROM_IMPORT.finditer(text):
         dots = len(match.group(1)) - len(match.group(1).lstrip("."))
-        source = _absolute(module, package, dots, match.group(1)[dots:] or None)
+        source = absolute_module(module, package, dots, match.group(1)[dots:] or None) or ""
         if not source.startswith("sglang"):
             continue
         for part in match.group(2).strip("()").replace("\n", " ").split(","):
@@ -374,13 +344,13 @@ def _members(body: Iterable[ast.stmt], members: dict[str, str]) -> None:
         elif isinstance(node, ast.ClassDef):
             members[node.name] = "class"
         elif isinstance(node, (ast.If, ast.Try)):
-            if not (isinstance(node, ast.If) and _is_type_checking(node.test)):
+            if not (isinstance(node, ast.If) and is_type_checking(node.test)):
                 _members(node.body, members)
             _members(node.orelse, members)
             for handler in getattr(node, "handlers", []):
                 _members(handler.body, members)
         else:
-            for name in _bound_names(node):
+            for name in bound_names(node):
                 members.setdefault(name, "variable")
 
 
@@ -418,7 +388,6 @@ class ReleaseIndex:
         self._classes: dict[str, dict[str, ClassSummary]] = {}
         self._complete = False
         self._homes: Homes | None = None
-        self._folders: frozenset[str] | None = None
 
     @property
     def version(self) -> str:
@@ -439,19 +408,7 @@ class ReleaseIndex:
         """Returns True when ``module`` can be imported: a file or a namespace package."""
         if not (module == "sglang" or module.startswith("sglang.")):
             return False
-        return self.module_file(module) is not None or module.replace(".", "/") in self.folders()
-
-    def folders(self) -> frozenset[str]:
-        """Returns every folder holding a file of the release (``sglang/srt``...), computed once.
-
-        ``Release.exists`` scans every file name of a wheel; asking it for each name
-        made whole-release lookups quadratic.
-        """
-        if self._folders is None:
-            self._folders = frozenset(
-                "/".join(parts[:end]) for parts in (n.split("/") for n in self.release.names())
-                for end in range(1, len(parts)))
-        return self._folders
+        return self.module_file(module) is not None or self.release.exists(module.replace(".", "/"))
 
     def summary(self, module: str) -> ModuleSummary | None:
         """Returns ``module``'s summary (empty for a namespace package), None when absent."""

@@ -16,6 +16,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from auxcheck._astutil import absolute_module, catches_import_error, is_type_checking
+from auxcheck._astutil import dotted_name as _dotted
 from auxcheck._stubcheck import FunctionInfo, _parse_function
 
 __all__ = [
@@ -134,14 +136,14 @@ class _FileScan(ast.NodeVisitor):
 
     def visit_If(self, node: ast.If) -> None:
         # Imports under `if TYPE_CHECKING:` never run: they are mypy's business.
-        if ast.unparse(node.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING"):
+        if is_type_checking(node.test):
             for child in node.orelse:
                 self.visit(child)
             return
         self.generic_visit(node)
 
     def visit_Try(self, node: ast.Try) -> None:
-        if not any(_catches_import_error(h) for h in node.handlers):
+        if not any(catches_import_error(h) for h in node.handlers):
             self.generic_visit(node)
             return
         saved = self.group, self.fallback
@@ -193,16 +195,9 @@ class _FileScan(ast.NodeVisitor):
             self.names[alias.asname or alias.name] = f"{module}.{alias.name}"
 
     def _absolute(self, node: ast.ImportFrom) -> str | None:
-        if node.level == 0:
-            return node.module
-        if self.module is None:
+        if node.level and self.module is None:
             return None
-        base = self.module.split(".") if self.package else self.module.split(".")[:-1]
-        if node.level > 1:
-            base = base[: len(base) - (node.level - 1)]
-        if not base:
-            return None
-        return ".".join([*base, node.module] if node.module else base)
+        return absolute_module(self.module or "", self.package, node.level, node.module)
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         chain = _dotted(node)
@@ -294,14 +289,6 @@ class _FileScan(ast.NodeVisitor):
         return None
 
 
-def _catches_import_error(handler: ast.ExceptHandler) -> bool:
-    caught = handler.type
-    names = caught.elts if isinstance(caught, ast.Tuple) else [caught]
-    return caught is None or any(
-        (_dotted(n) if n is not None else None) in
-        ("ImportError", "ModuleNotFoundError", "Exception", "BaseException") for n in names)
-
-
 def _is_patcher(func: str) -> bool:
     # mock.patch / patch / mocker.patch, patch.dict / patch.multiple, monkeypatch.setattr
     parts = func.split(".")
@@ -314,16 +301,6 @@ def _is_patcher(func: str) -> bool:
 
 def _is_sglang(module: str) -> bool:
     return module == "sglang" or module.startswith("sglang.")
-
-
-def _dotted(node: ast.expr) -> str | None:
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    return ".".join([node.id, *reversed(parts)])
 
 
 def _keyword(node: ast.Call, name: str) -> ast.expr | None:

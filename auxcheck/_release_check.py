@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from auxcheck._astutil import bound_names
 from auxcheck._calls import arity_problem
 from auxcheck._index import Lookup, ReleaseIndex
 from auxcheck._plugin_scan import (
@@ -121,7 +122,7 @@ class _Stage:
 # ---------------------------------------------------------------- imports
 
 
-def _import_stage(scan: PluginScan, index: ReleaseIndex, homes: _Homes) -> ReleaseStage:
+def _import_stage(scan: PluginScan, index: ReleaseIndex, homes: _Hints) -> ReleaseStage:
     stage = _Stage("imports")
     groups: dict[str, list[tuple[ImportUse, Lookup]]] = {}
     for use in scan.imports:
@@ -152,7 +153,7 @@ def _import_stage(scan: PluginScan, index: ReleaseIndex, homes: _Homes) -> Relea
 
 
 def _unresolved(stage: _Stage, use: ImportUse, found: Lookup, index: ReleaseIndex,
-                homes: _Homes, *, also: str = "") -> None:
+                homes: _Hints, *, also: str = "") -> None:
     stage.fail("AUX503", use.location,
                f"`{use.text}` does not resolve in sglang {index.version}: {found.reason}{also}",
                f"expected every sglang import to resolve in sglang {index.version}",
@@ -173,7 +174,7 @@ def _resolve_use(use: ImportUse, index: ReleaseIndex) -> Lookup:
     return index.resolve(use.dotted)
 
 
-class _Homes:
+class _Hints:
     """Where a release keeps a name a plugin imported from elsewhere: for fix hints."""
 
     def __init__(self, moves: Any) -> None:
@@ -324,16 +325,9 @@ def _top_level(body: Iterable[ast.stmt], name: str) -> ast.stmt | None:
                                 *(s for h in getattr(node, "handlers", []) for s in h.body)], name)
             found = inner or found
         elif (isinstance(node, (ast.Assign, ast.AnnAssign, ast.ImportFrom, ast.Import))
-              and name in _names_bound(node)):
+              and name in bound_names(node)):
             found = node
     return found
-
-
-def _names_bound(node: ast.stmt) -> set[str]:
-    if isinstance(node, (ast.Import, ast.ImportFrom)):
-        return {a.asname or a.name.split(".")[0] for a in node.names}
-    targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
-    return {t.id for t in targets if isinstance(t, ast.Name)}
 
 
 def _required(args: ast.arguments) -> list[str]:
@@ -420,7 +414,7 @@ def signature_problem(theirs: FunctionInfo, ours: FunctionInfo, *, static: bool)
 def check_release(scan: PluginScan, index: ReleaseIndex, *, moves: Any = None) -> ReleaseResult:
     """Returns the plugin's result on one release: imports, hooks, entry points, contract."""
     stages = (
-        _import_stage(scan, index, _Homes(moves)),
+        _import_stage(scan, index, _Hints(moves)),
         _hook_stage(scan, index),
         _entry_stage(scan, index),
         _contract_stage(scan, index),

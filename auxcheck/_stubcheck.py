@@ -19,6 +19,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from auxcheck._astutil import is_type_checking
+
 __all__ = [
     "ALLOWED_OMISSIONS",
     "DESCRIPTION",
@@ -210,7 +212,7 @@ def _runtime_statements(body: Iterable[ast.stmt], *, stub: bool) -> Iterator[ast
     # run time) but keeps it in stubs, where everything is for the type checker.
     for node in body:
         if isinstance(node, ast.If):
-            if stub or not _is_type_checking(node.test):
+            if stub or not is_type_checking(node.test):
                 yield from _runtime_statements(node.body, stub=stub)
             yield from _runtime_statements(node.orelse, stub=stub)
         elif isinstance(node, ast.Try):
@@ -218,10 +220,6 @@ def _runtime_statements(body: Iterable[ast.stmt], *, stub: bool) -> Iterator[ast
                 yield from _runtime_statements(block, stub=stub)
         else:
             yield node
-
-
-def _is_type_checking(test: ast.expr) -> bool:
-    return ast.unparse(test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING")
 
 
 def _imported_names(node: ast.ImportFrom, *, stub: bool) -> Iterator[tuple[str, str]]:

@@ -100,6 +100,7 @@ class Release:
     _zip: zipfile.ZipFile | None = field(default=None, repr=False)
     _names: frozenset[str] | None = field(default=None, repr=False)
     _fingerprint: str | None = field(default=None, repr=False)
+    _folders: frozenset[str] | None = field(default=None, repr=False)
 
     @classmethod
     def from_wheel(cls, path: Path, *, version: str | None = None) -> Release:
@@ -160,12 +161,17 @@ class Release:
         """Returns the paths of every ``.py`` file of the release, sorted."""
         return sorted(n for n in self.names() if n.endswith(".py"))
 
+    def folders(self) -> frozenset[str]:
+        """Returns every folder holding a file of the release (``sglang/srt``...), computed once."""
+        if self._folders is None:
+            self._folders = frozenset(
+                "/".join(parts[:end]) for parts in (n.split("/") for n in self.names())
+                for end in range(1, len(parts)))
+        return self._folders
+
     def exists(self, path: str) -> bool:
-        """Returns True when ``path`` is a file or a folder of the release."""
-        if self.kind == "source":
-            return (self.path / path).exists()
-        prefix = path.rstrip("/") + "/"
-        return path in self.names() or any(n.startswith(prefix) for n in self.names())
+        """Returns True when ``path`` is a file or a folder of the release (a set lookup)."""
+        return path in self.names() or path.rstrip("/") in self.folders()
 
     def read(self, path: str) -> str | None:
         """Returns the text of file ``path`` (UTF-8), or None when the release has no such file."""

@@ -129,6 +129,10 @@ def codes(result: ReleaseResult) -> dict[str, list[str]]:
     pytest.param("try:\n    from sglang.srt.managers.gone import X\nexcept ImportError:\n"
                  "    from sglang.srt.managers.also_gone import X\n",
                  {"imports": ["AUX503", "AUX503"]}, id="guarded-import-with-broken-fallback"),
+    pytest.param("try:\n    from sglang.srt.managers.gone import X\nexcept Exception:\n"
+                 "    X = None\n", {}, id="guarded-by-except-exception"),
+    pytest.param("try:\n    from sglang.srt.managers.gone import X\nexcept KeyError:\n"
+                 "    X = None\n", {"imports": ["AUX503"]}, id="handler-not-catching-import-error"),
 ])
 def test_imports_resolve_as_python_would_import_them(
     tmp_path: Path, source: str, expected: dict[str, list[str]],

@@ -15,6 +15,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from auxcheck._astutil import catches_import_error as _catches_import_error
+from auxcheck._astutil import dotted_name as _dotted_name
 from auxcheck.migrate._files import (
     UndecodableFile,
     iter_python_files,
@@ -38,7 +40,6 @@ __all__ = [
     "scan_source",
 ]
 
-_IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError"})
 _TYPE_EXPRESSION = re.compile(r"[\w\s.,\[\]|]+")
 
 
@@ -148,23 +149,6 @@ def rewrite_string(text: str, moves: MoveTable, aliases: dict[str, str] | None =
 @lru_cache(maxsize=16)
 def _moved(moves: MoveTable) -> dict[str, dict[str, str]]:
     return {old: moves.names_from(old) for old in moves.old_modules}
-
-
-def _dotted_name(node: ast.expr) -> str | None:
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    parts.append(node.id)
-    return ".".join(reversed(parts))
-
-
-def _catches_import_error(handler: ast.ExceptHandler) -> bool:
-    kinds = handler.type
-    names = kinds.elts if isinstance(kinds, ast.Tuple) else [kinds]
-    return any(isinstance(n, ast.Name) and n.id in _IMPORT_ERRORS for n in names)
 
 
 class _Scanner(ast.NodeVisitor):

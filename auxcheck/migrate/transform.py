@@ -29,6 +29,7 @@ from libcst.codemod import (
 from libcst.codemod import transform_module as run_codemod
 from libcst.helpers import get_full_name_for_node
 
+from auxcheck._astutil import IMPORT_ERROR_CATCHERS
 from auxcheck.migrate._moves import MoveTable
 from auxcheck.migrate.scan import (
     Analysis,
@@ -45,7 +46,6 @@ __all__ = ["LINE_LENGTH", "MigrateImportsCommand", "MigrationResult", "migrate_s
 LINE_LENGTH = 88
 """Longest one-line import written before wrapping, as ruff's default ``line-length``."""
 
-_IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError"})
 _EMPTY = cst.Module(body=[])
 Names = list[tuple[str, "str | None"]]
 Fallbacks = dict[tuple[str, "str | None"], tuple[int, str, tuple[str, "str | None"]]]
@@ -138,9 +138,18 @@ def _starts_block(stmt: cst.BaseStatement) -> bool:
 
 
 def _catches_import_error(handler: cst.ExceptHandler) -> bool:
+    # The libcst twin of _astutil.catches_import_error: the scan and the rewrite must agree.
     kinds = handler.type
+    if kinds is None:
+        return True
     items = [e.value for e in kinds.elements] if isinstance(kinds, cst.Tuple) else [kinds]
-    return any(isinstance(n, cst.Name) and n.value in _IMPORT_ERRORS for n in items)
+    return any(_last_name(n) in IMPORT_ERROR_CATCHERS for n in items)
+
+
+def _last_name(node: cst.BaseExpression) -> str | None:
+    if isinstance(node, cst.Attribute):
+        return node.attr.value
+    return node.value if isinstance(node, cst.Name) else None
 
 
 class MigrateImportsCommand(Codemod):

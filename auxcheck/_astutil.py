@@ -1,0 +1,77 @@
+"""Small questions about ``ast`` nodes that several readers of Python source ask alike."""
+
+from __future__ import annotations
+
+import ast
+
+__all__ = [
+    "IMPORT_ERROR_CATCHERS",
+    "absolute_module",
+    "bound_names",
+    "catches_import_error",
+    "dotted_name",
+    "is_type_checking",
+]
+
+# Every handler that an ImportError reaches: its own classes and the bases above it.
+IMPORT_ERROR_CATCHERS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
+
+
+def dotted_name(node: ast.expr) -> str | None:
+    """Returns ``a.b.c`` for a chain of attributes on a name, else None."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    return ".".join([node.id, *reversed(parts)])
+
+
+def catches_import_error(handler: ast.ExceptHandler) -> bool:
+    """Returns True when ``handler`` catches an ImportError (bare ``except:`` included)."""
+    caught = handler.type
+    if caught is None:
+        return True
+    names = caught.elts if isinstance(caught, ast.Tuple) else [caught]
+    return any((dotted_name(n) or "").rpartition(".")[2] in IMPORT_ERROR_CATCHERS for n in names)
+
+
+def is_type_checking(test: ast.expr) -> bool:
+    """Returns True for the test of an ``if TYPE_CHECKING:`` block (nothing in it runs)."""
+    return ast.unparse(test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING")
+
+
+def absolute_module(module: str, package: bool, level: int, target: str | None) -> str | None:
+    """Returns the module a ``from`` import with ``level`` dots names, seen from ``module``.
+
+    ``package`` says whether ``module`` is a package (its ``__init__``). None when the
+    dots climb above the top-level package.
+    """
+    if level == 0:
+        return target
+    base = module.split(".") if package else module.split(".")[:-1]
+    if level > 1:
+        base = base[: len(base) - (level - 1)]
+    if not base:
+        return None
+    return ".".join([*base, target] if target else base)
+
+
+def bound_names(node: ast.stmt) -> list[str]:
+    """Returns the names a statement binds in its scope (definitions, imports, targets)."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return [node.name]
+    if isinstance(node, ast.Import):
+        return [a.asname or a.name.split(".")[0] for a in node.names]
+    if isinstance(node, ast.ImportFrom):
+        return [a.asname or a.name for a in node.names if a.name != "*"]
+    targets: list[ast.expr] = []
+    if isinstance(node, ast.Assign):
+        targets = list(node.targets)
+    elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+        targets = [node.target]
+    names: list[str] = []
+    for target in targets:
+        names += [n.id for n in ast.walk(target) if isinstance(n, ast.Name)]
+    return names
