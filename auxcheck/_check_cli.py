@@ -28,7 +28,8 @@ from typing import Any
 
 __all__ = ["DESCRIPTION", "STAGES", "StageResult", "main", "positive_int", "run_stages"]
 
-DESCRIPTION = ("Check a plugin project: the import scan (AUX501/AUX502), mypy against "
+DESCRIPTION = ("Check a plugin project: the import scan (AUX501/AUX502, and AUX504 for "
+               "files that do not parse), mypy against "
                "auxcheck's sglang stubs, the contract suite (pytest --auxcheck), and with "
                "--sglang each SGLang release's imports, hook targets and entry points "
                "(AUX503/AUX701/AUX702).")
@@ -85,18 +86,23 @@ def _timed(stage: str, run: Callable[[], StageResult]) -> StageResult:
 
 
 def run_imports(options: CheckOptions) -> StageResult:
-    """Returns the import scan's result: fail when any AUX501/AUX502 use remains."""
+    """Returns the import scan's result: fail when any AUX501/AUX502 use remains, or a file
+    cannot be read, decoded or parsed (AUX504; every file is parsed, not only those naming
+    an old module)."""
     from auxcheck.migrate._files import iter_python_files
     from auxcheck.migrate.scan import scan_paths
 
     files = sum(1 for _ in iter_python_files([str(options.path)]))
-    report = scan_paths([str(options.path)])
+    report = scan_paths([str(options.path)], every_file=True)
     counts = {"files": files, "findings": len(report)}
-    for code in ("AUX501", "AUX502"):
+    for code in ("AUX501", "AUX502", "AUX504"):
         counts[code] = sum(1 for f in report if f.code == code)
+    if not counts["AUX504"]:
+        del counts["AUX504"]  # the keys stay those of a plugin whose files all parse
     summary = f"{_plural(len(report), 'finding')} in {_plural(files, 'file')}"
     if report:
-        summary += f" ({counts['AUX501']} AUX501, {counts['AUX502']} AUX502)"
+        broken = f", {counts['AUX504']} AUX504" if "AUX504" in counts else ""
+        summary += f" ({counts['AUX501']} AUX501, {counts['AUX502']} AUX502{broken})"
     output = "\n".join(f.to_text() for f in report)
     return StageResult("imports", "fail" if report else "ok", counts, 0.0, summary, output)
 
@@ -236,9 +242,16 @@ def run_sglang(options: CheckOptions) -> StageResult:
     counts = {"releases": len(results), "failed": len(failed),
               "findings": sum(len(s.findings) for r in results for s in r.stages)}
     summary = ", ".join(f"{r.version} {'FAIL' if r.failed else 'ok'}" for r in results)
-    return StageResult("sglang", "fail" if failed else "ok", counts, 0.0, summary,
-                       render_matrix(results), {"releases": [r.to_dict() for r in results]},
-                       always_shown=True)
+    output = render_matrix(results)
+    if scan.broken:
+        # No release can vouch for a file that was never read: the stage fails on it.
+        counts["AUX504"] = len(scan.broken)
+        summary += f"; {_plural(len(scan.broken), 'file')} not scanned (AUX504)"
+        output = "\n".join([*(f.to_text() for f in scan.broken), "", output])
+    data = {"releases": [r.to_dict() for r in results],
+            "broken": [f.to_dict() for f in scan.broken]}
+    return StageResult("sglang", "fail" if failed or scan.broken else "ok", counts, 0.0,
+                       summary, output, data, always_shown=True)
 
 
 def _project_moves(path: Path) -> Any:

@@ -6,7 +6,7 @@ a.b``, module-attribute uses ``m.X``, relative imports in files inside an ``sgla
 tree), every dotted target string (``mock.patch``, ``monkeypatch.setattr``), every
 hook registration (``HookRegistry.register``, ``@plugin_hook``), the classes that
 implement a contract protocol, and the ``sglang.srt.plugins`` entry points of
-``pyproject.toml``.
+``pyproject.toml``. A file that cannot be read, decoded or parsed is an AUX504 finding.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from pathlib import Path
 from auxcheck._astutil import absolute_module, catches_import_error, is_type_checking
 from auxcheck._astutil import dotted_name as _dotted
 from auxcheck._stubcheck import FunctionInfo, _parse_function
+from auxcheck.report import Finding
 
 __all__ = [
     "CONTRACT_METHODS",
@@ -108,8 +109,11 @@ class PluginScan:
     classes: tuple[ContractClass, ...]
     entry_points: tuple[EntryPoint, ...]
     unreadable: tuple[str, ...] = ()
+    """A note per file left out of the scan, for each release's ``imports`` stage."""
     problems: tuple[str, ...] = field(default=())
     """Entry-point table problems found while reading ``pyproject.toml``."""
+    broken: tuple[Finding, ...] = ()
+    """The AUX504 finding of each file that could not be read, decoded or parsed."""
 
 
 # ---------------------------------------------------------------- one file
@@ -312,25 +316,19 @@ def _keyword(node: ast.Call, name: str) -> ast.expr | None:
 
 def scan_project(root: Path, *, exclude: Sequence[str] = ()) -> PluginScan:
     """Returns what the plugin project at ``root`` uses of SGLang, read without importing it."""
-    from auxcheck.migrate._files import (
-        UndecodableFile,
-        iter_python_files,
-        module_name_of,
-        read_source,
-    )
+    from auxcheck.migrate._files import iter_python_files, module_name_of
 
     imports: list[ImportUse] = []
     hooks: list[HookUse] = []
     classes: list[ContractClass] = []
-    unreadable: list[str] = []
+    broken: list[Finding] = []
     files = 0
     for path in iter_python_files([str(root)], exclude=exclude):
         files += 1
         shown = _shown(path, root)
-        try:
-            tree = ast.parse(read_source(path).text, filename=shown)
-        except (UndecodableFile, SyntaxError, ValueError, RecursionError) as exc:
-            unreadable.append(f"{shown}: not scanned ({type(exc).__name__}: {exc})")
+        tree = _parse(path, shown)
+        if isinstance(tree, Finding):
+            broken.append(tree)
             continue
         module = module_name_of(path, anchors=("sglang",))
         scan = _FileScan(shown, module, Path(path).name == "__init__.py")
@@ -339,8 +337,29 @@ def scan_project(root: Path, *, exclude: Sequence[str] = ()) -> PluginScan:
         hooks += scan.hooks
         classes += scan.classes
     entry_points, problems = read_entry_points(root)
+    unreadable = tuple(f"{f.location}: not scanned, AUX504 {f.message.partition('; ')[0]}"
+                       for f in broken)
     return PluginScan(root, files, tuple(imports), tuple(hooks), tuple(classes),
-                      tuple(entry_points), tuple(unreadable), tuple(problems))
+                      tuple(entry_points), unreadable, tuple(problems), tuple(broken))
+
+
+def _parse(path: str, shown: str) -> ast.Module | Finding:
+    """Returns the file's ast, or its AUX504 finding (located at ``shown``) when it is broken."""
+    from auxcheck.migrate._files import (
+        PARSE_ERRORS,
+        UndecodableFile,
+        broken_file_finding,
+        read_source,
+    )
+
+    try:
+        source = read_source(path)
+    except UndecodableFile as exc:
+        return broken_file_finding(shown, exc)
+    try:
+        return ast.parse(source.text, filename=shown)
+    except PARSE_ERRORS as exc:
+        return broken_file_finding(shown, exc, text=source.text)
 
 
 def _shown(path: str, root: Path) -> str:

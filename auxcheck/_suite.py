@@ -466,7 +466,7 @@ def _run_machine(impl: Implementation, options: AuxcheckOptions) -> None:
 
 
 def run_import_scan(options: AuxcheckOptions) -> None:
-    """Raises ContractViolation listing every AUX501/AUX502 finding under the scan paths."""
+    """Raises ContractViolation listing every AUX501/AUX502/AUX504 finding under the scan paths."""
     from auxcheck.migrate.scan import scan_paths
 
     report = scan_paths([str(p) for p in options.paths]).without(options.ignore)

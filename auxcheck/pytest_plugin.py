@@ -53,6 +53,8 @@ IMPL_CHOICES = ("auto", "reference", "sglang")
 DEFAULT_PROFILE = "auxcheck-default"
 SUITE_NAME = "auxcheck"
 IMPORTS_ITEM = "imports"
+IMPORT_CODES = ("AUX501", "AUX502", "AUX504")
+"""The codes the imports item reports; it is left out when all of them are ignored."""
 IMPL_GROUP = "impl"
 
 DEVICE_CHECKS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
@@ -461,7 +463,7 @@ class AuxcheckSuite(pytest.Collector):
 
             impl = _suite.describe_impl(options.impl, short=True)
             nodes.append(ImplGroup.from_parent(self, name=IMPL_GROUP, impl=impl))
-            if not {"AUX501", "AUX502"} <= options.ignore:
+            if not set(IMPORT_CODES) <= options.ignore:
                 nodes.append(ImportScanItem.from_parent(self, name=IMPORTS_ITEM))
         return nodes
 
@@ -737,21 +739,23 @@ class NothingToCheckItem(pytest.Item):
 
 
 class ImportScanItem(pytest.Item):
-    """One item that scans the project's sources for old SGLang imports (AUX501, AUX502)."""
+    """One item that scans the project's sources for old SGLang imports (AUX501, AUX502)
+    and for files it cannot read, decode or parse (AUX504)."""
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.extra_keyword_matches.update({"AUX501", "AUX502"})
+        self.extra_keyword_matches.update(IMPORT_CODES)
 
     def runtest(self) -> None:
-        """Raises ContractViolation listing every AUX501/AUX502 finding under the scan paths."""
+        """Raises ContractViolation listing every AUX501/AUX502/AUX504 finding under the scan
+        paths."""
         from auxcheck import _suite
 
         _suite.run_import_scan(self.config.stash[_OPTIONS])
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         """Returns the item's location: the rootdir and ``imports``."""
-        return self.path, 0, f"{IMPORTS_ITEM} (AUX501, AUX502)"
+        return self.path, 0, f"{IMPORTS_ITEM} ({', '.join(IMPORT_CODES)})"
 
     def repr_failure(
         self, excinfo: ExceptionInfo[BaseException], style: Any = None

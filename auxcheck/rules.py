@@ -96,6 +96,10 @@ _TABLE: tuple[tuple[str, str, str], ...] = (
     ("AUX503", "import of a name that the target SGLang release does not provide",
      ("import it from the module that release defines it in (`auxcheck moves --from A --to B` "
       "lists the moves), or drop the release from the ones you support")),
+    ("AUX504", "a Python file that cannot be read, decoded or parsed",
+     ("make it valid Python for the Python version in use (readable, in the encoding its "
+      "coding cookie declares, without null bytes), or leave it out of the scan: "
+      "`--exclude GLOB` for `auxcheck migrate`, ini `auxcheck_paths` for `pytest --auxcheck`")),
     ("AUX601", "commits not aligned with `batch.reqs`, or a malformed `CommittedTokens`",
      ("build one entry per request in `batch.reqs`: None, or CommittedTokens(output_index>=0, "
      "non-empty tuple of ints)")),

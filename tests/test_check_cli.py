@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from test_migrate_scan import BROKEN, PYTHON, Broken, write_broken
 
 from auxcheck._check_cli import StageResult, main, render_json, render_table
 
@@ -152,3 +153,55 @@ def test_check_runs_as_a_subprocess() -> None:
         "imports": "fail", "mypy": "skipped", "contract": "error", "sglang": "skipped"}
     # The legacy plugin defines no output or observer fixture: never a vacuous pass.
     assert "found nothing to check" in stages["contract"]["output"]
+
+
+# ---------------------------------------------------------------- AUX504: broken files
+
+RELEASE = {"sglang/__init__.py": "", "sglang/version.py": "__version__ = '0.0.1'\n",
+           "sglang/srt/__init__.py": ""}
+"""The smallest release the sglang stage can judge a plugin against."""
+
+
+@pytest.fixture
+def broken_project(tmp_path: Path) -> tuple[Path, list[str]]:
+    """Returns a plugin folder with one clean module, and the options of a tiny release."""
+    plugin = tmp_path / "plugin"
+    (plugin / "plug").mkdir(parents=True)
+    (plugin / "plug" / "__init__.py").write_text("import os\n")
+    for name, text in RELEASE.items():
+        (tmp_path / "release" / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "release" / name).write_text(text)
+    return plugin, ["--source", str(tmp_path / "release"), "--offline", "--cache",
+                    str(tmp_path / "cache"), "--skip", "mypy", "--skip", "contract"]
+
+
+@pytest.mark.parametrize("case", [*BROKEN, pytest.param(
+    Broken(b"def f(:\n", "1:7", f"does not parse on {PYTHON}: invalid syntax"),
+    id="naming-no-old-module")])
+def test_a_broken_plugin_file_fails_the_import_and_release_stages_as_aux504(
+        broken_project: tuple[Path, list[str]], case: Broken,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Every plugin file that cannot be read, decoded or parsed is an AUX504 finding of the
+    import scan and of the release stage, which cannot vouch for a file it never read."""
+    plugin, options = broken_project
+    write_broken(plugin / "plug", case)
+    status, document = run_json(capsys, str(plugin), *options)
+    by_stage = stages(document)
+    imports, releases = by_stage["imports"], by_stage["sglang"]
+    assert (status, imports["result"], releases["result"]) == (1, "fail", "fail")
+    assert imports["counts"] == {"files": 2, "findings": 1, "AUX501": 0, "AUX502": 0, "AUX504": 1}
+    assert str(imports["output"]).startswith(
+        f"{plugin}/plug/broken.py:{case.where}: AUX504 {case.seen}; expected ")
+    assert releases["counts"]["AUX504"] == 1  # type: ignore[index]
+    assert str(releases["output"]).startswith(f"plug/broken.py:{case.where}: AUX504 {case.seen}")
+    assert releases["summary"] == "0.0.1 ok; 1 file not scanned (AUX504)"
+
+
+def test_a_plugin_whose_files_all_parse_passes_both_stages(
+        broken_project: tuple[Path, list[str]], capsys: pytest.CaptureFixture[str]) -> None:
+    """Without a broken file the import and release stages pass and count no AUX504."""
+    plugin, options = broken_project
+    status, document = run_json(capsys, str(plugin), *options)
+    by_stage = stages(document)
+    assert (status, by_stage["imports"]["result"], by_stage["sglang"]["result"]) == (0, "ok", "ok")
+    assert "AUX504" not in by_stage["imports"]["counts"]  # type: ignore[operator]

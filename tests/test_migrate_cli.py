@@ -11,7 +11,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from test_migrate_scan import BROKEN, Broken, write_broken
 
+from auxcheck.migrate._moves import builtin_moves, read_builtin_file
+from auxcheck.migrate._runner import run
 from auxcheck.migrate.cli import DESCRIPTION, main
 
 OLD = "sglang.srt.sampling.sampling_observer"
@@ -91,13 +94,121 @@ def test_github_format_prints_workflow_commands(project: Path, fmt: str, expecte
 def test_json_format_lists_findings_changes_and_errors(
         project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """--format json prints one document with findings, changed files and errors."""
-    (project / "plugin" / "bad.py").write_text(f"import {OLD} as (\n")
+    (project / "plugin" / "bad.py").write_text(f"import {OLD} as (  # CommittedTokens\n")
     assert main(["--check", "--format", "json", "plugin"]) == 1
     doc = json.loads(capsys.readouterr().out)
-    assert [f["location"] for f in doc["findings"]] == ["plugin/obs.py:1:1"]
+    assert [(f["code"], f["location"]) for f in doc["findings"]] == [
+        ("AUX504", "plugin/bad.py:1:49"), ("AUX501", "plugin/obs.py:1:1")]
     assert doc["changed"] == ["plugin/obs.py"]
     assert doc["errors"] == [{"path": "plugin/bad.py",
                               "reason": "does not parse: invalid syntax (line 1)"}]
+
+
+# ---------------------------------------------------------------- AUX504: broken files
+
+
+@pytest.mark.parametrize("case", BROKEN)
+def test_check_reports_a_broken_file_as_aux504_and_exits_1(
+        project: Path, case: Broken, capsys: pytest.CaptureFixture[str]) -> None:
+    """--check prints a broken file's AUX504 finding where the parser stopped, and says so."""
+    write_broken(project / "plugin", case)
+    assert main(["--check", "plugin"]) == 1
+    captured = capsys.readouterr()
+    assert f"plugin/broken.py:{case.where}: AUX504 {case.seen}; expected " in captured.out
+    assert captured.err.endswith("auxcheck migrate: 1 file to migrate, 1 file not read, decoded "
+                                 "or parsed (AUX504) (3 files scanned)\n")
+
+
+@pytest.mark.parametrize("case", BROKEN)
+def test_write_mode_leaves_a_broken_file_byte_identical_and_rewrites_the_rest(
+        project: Path, case: Broken, capsys: pytest.CaptureFixture[str]) -> None:
+    """A plain run rewrites the good files, reports the broken one, keeps its bytes, exits 1."""
+    path = write_broken(project / "plugin", case)
+    assert main(["plugin"]) == 1
+    captured = capsys.readouterr()
+    assert captured.out.startswith(f"plugin/broken.py:{case.where}: AUX504 {case.seen}; ")
+    assert "plugin/broken.py: error: " in captured.err and "Rewriting plugin/obs.py" in captured.err
+    path.chmod(0o644)
+    assert path.read_bytes() == case.data
+    assert (project / "plugin" / "obs.py").read_text() == f"from {NEW} import CommittedTokens\n"
+
+
+@pytest.mark.parametrize(("fmt", "expected"), [
+    pytest.param("github", ("::error file=plugin/bad.py,line=1,col=51::AUX504 does not parse on "
+                            "Python {v}: '(' was never closed; expected source that Python {v} "
+                            "can parse\n"), id="github"),
+    pytest.param("text", "plugin/bad.py:1:51: AUX504 does not parse on Python {v}: '(' was never "
+                         "closed; expected source that Python {v} can parse; fix: make it valid ",
+                 id="text"),
+])
+def test_a_broken_file_is_one_located_line_in_each_format(
+        project: Path, fmt: str, expected: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """An AUX504 finding carries path, line and column, once, in text and github formats."""
+    (project / "plugin" / "obs.py").write_text("import os\n")
+    (project / "plugin" / "bad.py").write_text(f"from {OLD} import (CommittedTokens\n")
+    assert main(["--check", "--format", fmt, "plugin"]) == 1
+    python = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    assert capsys.readouterr().out.startswith(expected.format(v=python))
+
+
+def test_stdin_that_does_not_parse_is_aux504_at_dash(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """`-` that does not parse is reported as AUX504 located in `-`, and echoed unchanged."""
+    source = f"from {OLD} import (CommittedTokens\n"
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(source.encode())))
+    assert main(["--check", "-"]) == 1
+    assert capsys.readouterr().out.startswith("-:1:51: AUX504 does not parse on Python ")
+
+
+def test_a_path_that_cannot_be_opened_fails_as_aux504(tmp_path: Path) -> None:
+    """The runner reports a file it cannot open as AUX504 `cannot be read` (root included)."""
+    missing = str(tmp_path / "gone.py")
+    summary = run([missing], moves=builtin_moves(), mode="check")
+    assert [(o.path, o.status, [(f.code, f.location, f.message.partition(";")[0])
+             for f in o.findings]) for o in summary.outcomes] == [
+        (missing, "failed", [("AUX504", f"{missing}:1:1",
+                              "cannot be read: No such file or directory")])]
+
+
+# ---------------------------------------------------------------- the run that finds no work
+
+
+def test_the_builtin_table_equals_moves_toml() -> None:
+    """The table a run loads without parsing TOML is the one moves.toml holds."""
+    assert builtin_moves().moves == read_builtin_file()
+
+
+def test_a_run_with_no_candidate_imports_no_parser_no_report_and_no_dataclasses(
+        tmp_path: Path) -> None:
+    """`--check` where no file names an old module imports neither ast, libcst, torch,
+    dataclasses nor the report module, and no TOML parser unless a pyproject.toml is found."""
+    (tmp_path / "tree").mkdir()
+    (tmp_path / "tree" / "a.py").write_text("import os\n")
+    heavy = ["ast", "auxcheck.migrate.scan", "auxcheck.report", "dataclasses", "inspect",
+             "libcst", "torch"]
+    if not any((folder / "pyproject.toml").is_file() for folder in tmp_path.parents):
+        heavy.append("tomllib")
+    probe = ("import sys; from auxcheck.cli import main; code = main(['migrate', '--check', "
+             f"'tree']); print(code, sorted(m for m in {heavy!r} if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, check=False,
+                          text=True, cwd=tmp_path)
+    assert done.stdout == "0 []\n", done.stderr
+
+
+BUFFER = 1 << 20
+"""The bytes the prefilter reads in one call."""
+
+
+@pytest.mark.parametrize("needle_at", [100, BUFFER - 8, BUFFER + 3], ids=[
+    "within-the-first-read", "across-its-end", "past-it"])
+def test_a_file_larger_than_one_read_is_searched_to_its_end(
+        tmp_path: Path, needle_at: int) -> None:
+    """The old module's name is found wherever it lies in a file larger than one read."""
+    line_at = needle_at - FIXABLE.index("sampling_observer")
+    data = b"#" * (line_at - 1) + b"\n" + FIXABLE.encode() + b"x = 1\n" * (BUFFER // 6)
+    assert data.index(b"sampling_observer") == needle_at and len(data) > BUFFER + 100
+    (tmp_path / "big.py").write_bytes(data)
+    assert main(["--check", str(tmp_path)]) == 1
 
 
 def test_stdin_is_read_and_the_result_written_to_stdout(
@@ -307,3 +418,32 @@ def test_sglang_pair_runs_without_importing_torch(project: Path, releases: list[
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, check=False, text=True,
                          cwd=project).stdout
     assert out == "0 False\n"
+
+
+def test_the_projects_ruff_line_length_decides_the_wrapping(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A rewrite reads the nearest ruff configuration: at line length 120 nothing wraps."""
+    monkeypatch.chdir(tmp_path)
+    names = "CommittedTokens, DeviceAuxiliaryOutput, HostAuxiliaryOutput"
+    for folder, config in (("wide", "line-length = 120\n"), ("default", "")):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "ruff.toml").write_text(config)
+        (tmp_path / folder / "obs.py").write_text(f"from {OLD} import {names}\n")
+    assert main(["wide", "default"]) == 0
+    assert (tmp_path / "wide" / "obs.py").read_text() == f"from {NEW} import {names}\n"
+    assert (tmp_path / "default" / "obs.py").read_text() == f"from {NEW} import (\n" + "".join(
+        f"    {name},\n" for name in names.split(", ")) + ")\n"
+
+
+def test_a_malformed_import_style_fails_the_file_naming_the_setting(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """A ruff line length that is not a number leaves the file as it was, saying why."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "ruff.toml").write_text('line-length = "wide"\n')
+    source = f"from {OLD} import CommittedTokens\n"
+    (tmp_path / "obs.py").write_text(source)
+    assert main(["obs.py"]) == 1
+    err = capsys.readouterr().err
+    assert "cannot read the import style" in err and "line-length" in err, err
+    assert (tmp_path / "obs.py").read_text() == source

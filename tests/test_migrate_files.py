@@ -78,9 +78,10 @@ def test_unchanged_files_are_not_written_at_all(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("data", "reason"), [
     (b"from " + OLD + b" import (CommittedTokens\n", "does not parse: "),
-    (b"# coding: latin-1\nfrom " + OLD + b" import X\n\x00", "does not parse: "),
+    (b"# coding: latin-1\nfrom " + OLD + b" import CommittedTokens\n\x00", "does not parse: "),
     (b"from " + OLD + b" import CommittedTokens\ns = '\xff\xfe'\n", "cannot decode: "),
-    (b"# coding: no-such-codec\nimport sampling_observer\n", "cannot decode: "),
+    (b"# coding: no-such-codec\nfrom sampling_observer import HostAuxiliaryOutput\n",
+     "cannot decode: "),
 ], ids=["syntax error", "null byte", "invalid utf-8", "unknown codec"])
 def test_broken_files_are_reported_and_left_untouched(tmp_path: Path, data: bytes,
                                                       reason: str) -> None:

@@ -1,13 +1,18 @@
-"""Tests for the AUX501/AUX502 scanner that `--check` and `pytest --auxcheck` share."""
+"""Tests for the AUX501/AUX502/AUX504 scanner that `--check` and `pytest --auxcheck` share."""
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 
-from auxcheck.migrate import scan_paths, scan_source
+from auxcheck.migrate import builtin_moves, scan_paths, scan_source
+from auxcheck.migrate.scan import rewrite_string, target_spans
 from auxcheck.report import Report
+from auxcheck.rules import RULES
 
 OLD = "sglang.srt.sampling.sampling_observer"
 NEW = "sglang.srt.managers.auxiliary_output"
@@ -43,8 +48,138 @@ def test_scan_paths_returns_a_report_and_skips_defining_modules(tmp_path: Path) 
     sampling.mkdir(parents=True)
     (sampling / "sampling_observer.py").write_text(f"from {OLD} import CommittedTokens\n")
     (tmp_path / "plugin.py").write_text(f"from {OLD} import CommittedTokens\n")
-    (tmp_path / "broken.py").write_text(f"from {OLD} import (\n")
+    (tmp_path / "broken.py").write_text(f"from {OLD} import (CommittedTokens\n")
     report = scan_paths([str(tmp_path)])
     assert isinstance(report, Report)
     assert [(f.code, f.location) for f in report] == [
-        ("AUX502", f"{tmp_path}/broken.py:1:1"), ("AUX501", f"{tmp_path}/plugin.py:1:1")]
+        ("AUX504", f"{tmp_path}/broken.py:1:51"), ("AUX501", f"{tmp_path}/plugin.py:1:1")]
+
+
+# ---------------------------------------------------------------- AUX504: broken files
+
+PYTHON = f"Python {sys.version_info[0]}.{sys.version_info[1]}"
+IMPORT = f"from {OLD} import CommittedTokens\n".encode()
+
+NEWER_SYNTAX = {
+    (3, 10): (b"type X = int\n", "2:6", "invalid syntax"),  # PEP 695 type alias: 3.12
+    (3, 11): (b"type X = int\n", "2:6", "invalid syntax"),
+    (3, 12): (b"def f[T = int](): ...\n", "2:6", "expected '('"),  # PEP 696 default: 3.13
+    (3, 13): (b"try:\n    pass\nexcept ValueError, TypeError:\n    pass\n", "4:8",
+              "multiple exception types must be parenthesized"),  # PEP 758: 3.14
+}
+"""Per running Python: a statement only a newer Python parses (after a line of imports),
+where this one's parser stops on it, and what it says."""
+
+
+class Broken(NamedTuple):
+    """A file that cannot be read, decoded or parsed, and the AUX504 finding it must give."""
+
+    data: bytes
+    where: str
+    """``line:col`` of the finding."""
+    seen: str
+    """How the finding's message starts."""
+    mode: int = 0o644
+
+
+def _newer_syntax() -> object:
+    syntax, where, message = NEWER_SYNTAX.get(sys.version_info[:2], (b"", "", ""))
+    case = Broken(IMPORT + syntax, where, f"does not parse on {PYTHON}: {message}")
+    return pytest.param(case, id="valid-on-a-newer-python-only", marks=pytest.mark.skipif(
+        not syntax, reason=f"this test knows no syntax newer than {PYTHON}"))
+
+
+BROKEN = [
+    pytest.param(Broken(f"from {OLD} import (CommittedTokens\n".encode(), "1:51",
+                        f"does not parse on {PYTHON}: '(' was never closed"), id="syntax-error"),
+    pytest.param(Broken(IMPORT + b"s = '\xff'\n", "2:6", "cannot be decoded: 'utf-8' codec "
+                        f"can't decode byte 0xff in position {len(IMPORT) + 5}: invalid start "
+                        "byte"), id="undecodable-bytes"),
+    pytest.param(Broken(b"# coding: no-such-codec\n" + IMPORT, "1:1",
+                        "cannot be decoded: unknown encoding: no-such-codec"), id="bad-coding-cookie"),
+    pytest.param(Broken(IMPORT + b"x = 1\x00\n", "2:6", f"does not parse on {PYTHON}: source "
+                        "code string cannot contain null bytes"), id="null-byte"),
+    pytest.param(Broken(IMPORT, "1:1", "cannot be read: Permission denied", mode=0o000),
+                 id="unreadable", marks=pytest.mark.skipif(
+                     os.geteuid() == 0, reason="root reads a file whatever its mode bits")),
+    _newer_syntax(),
+]
+"""Each way a file that names an old module can be broken (a file that names none is never
+read past its bytes, so it cannot be)."""
+
+
+def write_broken(folder: Path, case: Broken, name: str = "broken.py") -> Path:
+    """Writes ``case`` as ``folder/name`` with its mode bits; returns the path."""
+    path = folder / name
+    path.write_bytes(case.data)
+    path.chmod(case.mode)
+    return path
+
+
+@pytest.mark.parametrize("case", BROKEN)
+def test_a_broken_file_is_one_aux504_finding_at_the_parsers_position(
+        tmp_path: Path, case: Broken) -> None:
+    """scan_paths reports a file it cannot read, decode or parse as AUX504, where it broke."""
+    path = write_broken(tmp_path, case)
+    (tmp_path / "plugin.py").write_bytes(IMPORT)
+    report = scan_paths([str(tmp_path)])
+    assert [(f.code, f.location) for f in report] == [
+        ("AUX504", f"{path}:{case.where}"), ("AUX501", f"{tmp_path}/plugin.py:1:1")]
+    broken = report.findings[0]
+    assert broken.message.startswith(case.seen + "; expected ")
+    assert broken.hint == RULES["AUX504"].hint
+
+
+def test_a_broken_file_naming_no_old_module_is_not_reported_by_default(tmp_path: Path) -> None:
+    """Without an old module's name a file is never parsed, unless every_file is set."""
+    (tmp_path / "other.py").write_text("def f(:\n")
+    assert scan_paths([str(tmp_path)]).findings == []
+    assert [(f.code, f.location) for f in scan_paths([str(tmp_path)], every_file=True)] == [
+        ("AUX504", f"{tmp_path}/other.py:1:7")]
+
+
+TARGETS = {
+    "a mock.patch target": (f"{OLD}.CommittedTokens", f"{NEW}.CommittedTokens"),
+    "a hook target with a colon": (f"{OLD}:HostAuxiliaryOutput", f"{NEW}:HostAuxiliaryOutput"),
+    "a method of a moved class keeps its tail": (
+        f"{OLD}.CommittedTokens.__init__", f"{NEW}.CommittedTokens.__init__"),
+    "two targets in one string": (
+        f"{OLD}.CommittedTokens or {OLD}.HostAuxiliaryOutput",
+        f"{NEW}.CommittedTokens or {NEW}.HostAuxiliaryOutput"),
+    "a name that stayed": (f"{OLD}.SamplingObserver", None),
+    "a longer name that only starts like a moved one": (f"{OLD}.CommittedTokensX", None),
+    "the old module inside a longer dotted name": (f"x.{OLD}.CommittedTokens", None),
+    "no package named at all": ("CommittedTokens", None),
+}
+
+
+@pytest.mark.parametrize(("text", "expected"), TARGETS.values(), ids=TARGETS.keys())
+def test_dotted_targets_of_moved_names_point_at_the_new_module(
+        text: str, expected: str | None) -> None:
+    """A string naming old.X or old:X for a moved X is rewritten there, and nothing else is."""
+    moves = builtin_moves()
+    assert rewrite_string(text, moves) == expected
+    assert bool(target_spans(text, moves)) is (expected is not None)
+
+
+CANDIDATES = {
+    "an import of a moved name": (f"from {OLD} import CommittedTokens\n", True),
+    "an import of a name that stayed only": (f"from {OLD} import SamplingObserver\n", False),
+    "a star import": (f"from {OLD} import *\n", True),
+    "a star import without a space": (f"from {OLD} import*\n", True),
+    "a dynamic import": (f"importlib.import_module('{OLD}')\n", True),
+    "a moved name without the old module": ("CommittedTokens = 1\n", False),
+    "a module alias used for a moved name": (
+        "from sglang.srt.sampling import sampling_observer as so\nso.HostAuxiliaryOutput\n",
+        True),
+}
+
+
+@pytest.mark.parametrize(("text", "expected"), CANDIDATES.values(), ids=CANDIDATES.keys())
+def test_only_files_that_can_hold_a_use_are_parsed(text: str, expected: bool) -> None:
+    """The byte prefilter passes a file naming an old module and a moved name (or a star or
+    dynamic import), and nothing else; what it passes over has no finding to give."""
+    moves = builtin_moves()
+    assert moves.could_use(text.encode()) is expected
+    if not expected:
+        assert scan_source(text, moves=moves) == []

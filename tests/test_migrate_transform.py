@@ -71,7 +71,7 @@ CHANGES = {
         )
         """,
     ),
-    "parenthesised statement keeps its magic trailing comma": (
+    "one name left of a parenthesised statement goes on one line": (
         f"""\
         from {OLD} import (
             CommittedTokens,
@@ -80,8 +80,22 @@ CHANGES = {
         """,
         f"""\
         from {NEW} import CommittedTokens
+        from {OLD} import SamplingObserver
+        """,
+    ),
+    "parenthesised statement keeps its magic trailing comma": (
+        f"""\
+        from {OLD} import (
+            CommittedTokens,
+            SamplingObserver,
+            get_observer,
+        )
+        """,
+        f"""\
+        from {NEW} import CommittedTokens
         from {OLD} import (
             SamplingObserver,
+            get_observer,
         )
         """,
     ),
@@ -133,16 +147,29 @@ CHANGES = {
             CommittedTokens = None
         """,
     ),
-    "import old as m with attribute uses": (
+    "import old as m used only for moved names keeps its alias": (
         f"""\
         import {OLD} as so
 
         x = so.CommittedTokens
         """,
-        """\
-        from sglang.srt.managers import auxiliary_output
+        f"""\
+        import {NEW} as so
 
-        x = auxiliary_output.CommittedTokens
+        x = so.CommittedTokens
+        """,
+    ),
+    "import old as m also used for a staying name gets a second as-import": (
+        f"""\
+        import {OLD} as so
+
+        x = so.CommittedTokens, so.SamplingObserver
+        """,
+        f"""\
+        import {NEW} as auxiliary_output
+        import {OLD} as so
+
+        x = auxiliary_output.CommittedTokens, so.SamplingObserver
         """,
     ),
     "import old with dotted uses, staying name keeps the import": (
@@ -153,10 +180,10 @@ CHANGES = {
         b = {OLD}.SamplingObserver
         """,
         f"""\
+        import {NEW}
         import {OLD}
-        from sglang.srt.managers import auxiliary_output
 
-        a = auxiliary_output.DeviceAuxiliaryOutput
+        a = {NEW}.DeviceAuxiliaryOutput
         b = {OLD}.SamplingObserver
         """,
     ),
@@ -186,10 +213,23 @@ CHANGES = {
 
         def f(x: "so.CommittedTokens") -> "list[so.CommittedTokens]": ...
         """,
-        """\
-        from sglang.srt.managers import auxiliary_output
+        f"""\
+        import {NEW} as so
 
-        def f(x: "auxiliary_output.CommittedTokens") -> "list[auxiliary_output.CommittedTokens]": ...
+        def f(x: "so.CommittedTokens") -> "list[so.CommittedTokens]": ...
+        """,
+    ),
+    "string annotation through a module alias also used for a staying name": (
+        f"""\
+        import {OLD} as so
+
+        def f(x: "so.CommittedTokens") -> "so.SamplingObserver": ...
+        """,
+        f"""\
+        import {NEW} as auxiliary_output
+        import {OLD} as so
+
+        def f(x: "auxiliary_output.CommittedTokens") -> "so.SamplingObserver": ...
         """,
     ),
     "__all__ entries stay valid": (
@@ -279,10 +319,10 @@ CHANGES = {
         import {OLD} as so; import os
         x = so.CommittedTokens, os
         """,
-        """\
+        f"""\
         import os
-        from sglang.srt.managers import auxiliary_output
-        x = auxiliary_output.CommittedTokens, os
+        import {NEW} as so
+        x = so.CommittedTokens, os
         """,
     ),
     "import in a one-line suite": (
@@ -290,19 +330,19 @@ CHANGES = {
         if True: import {OLD} as so  # type: ignore
         x = so.CommittedTokens
         """,
-        """\
+        f"""\
         if True:
-            from sglang.srt.managers import auxiliary_output  # type: ignore
-        x = auxiliary_output.CommittedTokens
+            import {NEW} as so  # type: ignore
+        x = so.CommittedTokens
         """,
     ),
     "new module alias avoids a parameter and a def of that name": (
-        f"""\
-        import {OLD} as so
+        """\
+        from sglang.srt.sampling import sampling_observer
 
 
         def f(auxiliary_output=None):
-            return so.CommittedTokens
+            return sampling_observer.CommittedTokens
 
 
         def auxiliary_output_(): ...
@@ -331,23 +371,21 @@ CHANGES = {
             CommittedTokens,  # first
             DeviceAuxiliaryOutput,
             HostAuxiliaryOutput,  # last
-            HostAuxiliaryOutput as H,
         )
+        from {NEW} import HostAuxiliaryOutput as H
         """,
     ),
     "new module alias not reused when the name is also bound to something else": (
-        f"""\
+        """\
         from sglang.srt.managers import auxiliary_output as ao
-        import {OLD} as so
+        from sglang.srt.sampling import sampling_observer
 
         auxiliary_output = 5
-        x = so.CommittedTokens, ao, auxiliary_output
+        x = sampling_observer.CommittedTokens, ao, auxiliary_output
         """,
         """\
-        from sglang.srt.managers import (
-            auxiliary_output as ao,
-            auxiliary_output as auxiliary_output_,
-        )
+        from sglang.srt.managers import auxiliary_output as ao
+        from sglang.srt.managers import auxiliary_output as auxiliary_output_
 
         auxiliary_output = 5
         x = auxiliary_output_.CommittedTokens, ao, auxiliary_output
@@ -374,10 +412,8 @@ CHANGES = {
         )
         """,
         f"""\
-        from {NEW} import (  # noqa: F401  # second
-            CommittedTokens as CT,
-            HostAuxiliaryOutput,
-        )
+        from {NEW} import CommittedTokens as CT  # noqa: F401
+        from {NEW} import HostAuxiliaryOutput  # second
         from {OLD} import (
             SamplingObserver,  # stays
         )
@@ -487,13 +523,15 @@ COMPAT = {
         """,
         f"""\
         import os
+        from typing import TYPE_CHECKING
 
         from {OLD} import SamplingObserver
 
         try:
             from {NEW} import CommittedTokens
         except ImportError:
-            from {OLD} import CommittedTokens
+            if not TYPE_CHECKING:
+                from {OLD} import CommittedTokens
 
         x = 1
         """,
@@ -504,11 +542,32 @@ COMPAT = {
 
         x = so.CommittedTokens
         """,
+        f"""\
+        from typing import TYPE_CHECKING
+
+        try:
+            import {NEW} as so
+        except ImportError:
+            if not TYPE_CHECKING:
+                import {OLD} as so
+
+        x = so.CommittedTokens
+        """,
+    ),
+    "module imported from its package, the old one standing in for the new": (
         """\
+        from sglang.srt.sampling import sampling_observer
+
+        x = sampling_observer.CommittedTokens
+        """,
+        """\
+        from typing import TYPE_CHECKING
+
         try:
             from sglang.srt.managers import auxiliary_output
         except ImportError:
-            from sglang.srt.sampling import sampling_observer as auxiliary_output
+            if not TYPE_CHECKING:
+                from sglang.srt.sampling import sampling_observer as auxiliary_output
 
         x = auxiliary_output.CommittedTokens
         """,
@@ -519,19 +578,59 @@ COMPAT = {
             from {OLD} import CommittedTokens as CT, HostAuxiliaryOutput, DeviceAuxiliaryOutput
         """,
         f"""\
+        from typing import TYPE_CHECKING
+
+
         def f():
             try:
+                from {NEW} import CommittedTokens as CT
                 from {NEW} import (
-                    CommittedTokens as CT,
                     DeviceAuxiliaryOutput,
                     HostAuxiliaryOutput,
                 )
             except ImportError:
-                from {OLD} import (
-                    CommittedTokens as CT,
-                    DeviceAuxiliaryOutput,
-                    HostAuxiliaryOutput,
-                )
+                if not TYPE_CHECKING:
+                    from {OLD} import CommittedTokens as CT
+                    from {OLD} import (
+                        DeviceAuxiliaryOutput,
+                        HostAuxiliaryOutput,
+                    )
+        """,
+    ),
+    "an import under TYPE_CHECKING is rewritten plainly, its noqa kept": (
+        f"""\
+        from typing import TYPE_CHECKING
+
+        if TYPE_CHECKING:
+            from {OLD} import CommittedTokens  # noqa: F401
+        """,
+        f"""\
+        from typing import TYPE_CHECKING
+
+        if TYPE_CHECKING:
+            from {NEW} import CommittedTokens  # noqa: F401
+        """,
+    ),
+    "a mock.patch target names the module found at import time": (
+        f"""\
+        from unittest import mock
+
+
+        @mock.patch("{OLD}.CommittedTokens")
+        def test(m): ...
+        """,
+        f"""\
+        from unittest import mock
+
+        try:
+            __import__("{NEW}")
+            _AUXILIARY_OUTPUT_MODULE = "{NEW}"
+        except ImportError:
+            _AUXILIARY_OUTPUT_MODULE = "{OLD}"
+
+
+        @mock.patch(f"{{_AUXILIARY_OUTPUT_MODULE}}.CommittedTokens")
+        def test(m): ...
         """,
     ),
 }

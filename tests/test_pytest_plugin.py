@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import glob
 import re
 import sys
 import textwrap
@@ -11,6 +12,7 @@ import textwrap
 import pytest
 import torch  # noqa: F401
 from conftest import REAL_CACHE
+from test_migrate_scan import BROKEN, Broken, write_broken
 
 import auxcheck._suite
 import auxcheck.machine
@@ -18,6 +20,7 @@ import auxcheck.migrate.scan  # noqa: F401
 from auxcheck import __version__
 from auxcheck.pytest_plugin import DEVICE_CHECKS
 from auxcheck.releases import CACHE_ENV
+from auxcheck.rules import RULES
 
 pytest_plugins = ["pytester"]
 
@@ -405,6 +408,39 @@ def test_the_import_scan_item_reports_old_imports(project: pytest.Pytester) -> N
     result = project.runpytest_inprocess(*FAST, "--auxcheck-impl=reference", "-k", "imports")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["AUX501 import of a moved name*", "  at: *legacy.py:1:1"])
+
+
+@pytest.mark.parametrize("case", BROKEN)
+def test_the_import_scan_item_reports_a_broken_file_as_aux504(
+        project: pytest.Pytester, case: Broken) -> None:
+    """A source file the scan cannot read, decode or parse fails the imports item as AUX504,
+    with where the parser stopped and what it said."""
+    project.makeconftest(TINY)
+    write_broken(project.path, case)
+    result = project.runpytest_inprocess(*FAST, "--auxcheck-impl=reference", "-k", "imports")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([
+        "AUX504 a Python file that cannot be read, decoded or parsed",
+        f"  at: *broken.py:{case.where}",
+        f"  seen: *{glob.escape(case.seen)}",
+        "  expected: *",
+        f"  fix: *{RULES['AUX504'].hint[:40]}*",
+    ])
+
+
+def test_ignoring_aux504_keeps_the_imports_item_for_the_other_codes(
+        project: pytest.Pytester) -> None:
+    """With AUX504 ignored a broken file is left out of the imports item's findings, which
+    still fails on an old import."""
+    project.makeconftest(TINY)
+    project.makepyfile(broken="from sglang.srt.sampling.sampling_observer import (\n",
+                       legacy="from sglang.srt.sampling.sampling_observer import "
+                              "CommittedTokens\n")
+    result = project.runpytest_inprocess(*FAST, "--auxcheck-impl=reference", "-k", "imports",
+                                         "--auxcheck-ignore=AUX504")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["AUX501 import of a moved name*", "  at: *legacy.py:1:1"])
+    assert "AUX504" not in result.stdout.str().replace("AUX501, AUX502, AUX504", "")
 
 
 def test_auxcheck_paths_limits_the_scan(project: pytest.Pytester) -> None:

@@ -3,23 +3,34 @@
 Decoding keeps what a rewrite must give back: the PEP 263 encoding, the UTF-8 BOM
 and the line endings (text is decoded without newline translation, so CRLF stays
 CRLF). Writing goes through a temporary file in the same folder and ``os.replace``,
-so an interrupted run leaves each file either fully old or fully new.
+so an interrupted run leaves each file either fully old or fully new. A file that
+cannot be read, decoded or parsed is one AUX504 finding, built by
+:func:`broken_file_finding` wherever it is met. :class:`SourceFile` is a NamedTuple, not a
+dataclass, to keep :mod:`dataclasses` out of a ``--check`` run that finds no work.
 """
 
 from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+import sys
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from fnmatch import fnmatch
+from operator import attrgetter
 from pathlib import Path
+from typing import TYPE_CHECKING, Literal, NamedTuple
+
+if TYPE_CHECKING:
+    from auxcheck.report import Finding
 
 __all__ = [
+    "PARSE_ERRORS",
     "SKIPPED_DIRS",
+    "Prefilter",
     "SourceFile",
     "UndecodableFile",
     "atomic_write",
+    "broken_file_finding",
     "iter_python_files",
     "module_name_of",
     "read_bytes",
@@ -34,19 +45,72 @@ SKIPPED_DIRS = frozenset({
 """Folder names never entered unless given explicitly (virtualenvs, VCS, build, caches)."""
 
 _SUFFIXES = (".py", ".pyi")
+_BUFFER_SIZE = 1 << 20
+
+PARSE_ERRORS = (SyntaxError, ValueError, RecursionError)
+"""What :func:`ast.parse` raises on a file it cannot parse (ValueError: a null byte, on
+Python 3.11; RecursionError: nesting too deep for the parser)."""
 
 
 class UndecodableFile(Exception):
-    """A file could not be read or decoded; ``reason`` says why."""
+    """A file could not be read or decoded; ``reason`` says why, ``line`` and ``col`` where.
 
-    def __init__(self, path: str, reason: str) -> None:
+    ``stage`` is ``read`` or ``decode`` and ``detail`` the system's or codec's message;
+    ``reason`` reads ``cannot <stage>: <detail>``.
+    """
+
+    def __init__(self, path: str, stage: Literal["read", "decode"], detail: str, *,
+                 line: int = 1, col: int = 1) -> None:
         self.path = path
-        self.reason = reason
-        super().__init__(f"{path}: {reason}")
+        self.stage = stage
+        self.detail = detail
+        self.reason = f"cannot {stage}: {detail}"
+        self.line = line
+        self.col = col
+        super().__init__(f"{path}: {self.reason}")
 
 
-@dataclass(frozen=True, slots=True)
-class SourceFile:
+def broken_file_finding(path: str, error: BaseException, *, text: str | None = None) -> Finding:
+    """Returns the AUX504 finding for the file at ``path`` that ``error`` kept from being used.
+
+    ``error`` is what reading raised (OSError), decoding (UndecodableFile) or
+    :func:`ast.parse` (one of :data:`PARSE_ERRORS`); ``text``, the decoded source, places
+    a null byte. The finding is located at ``path:line:col`` and names the parser's message
+    and the Python version, since a file can parse on a newer Python only.
+    """
+    from auxcheck.report import Finding  # only a broken file pays for the report module
+
+    python = f"Python {sys.version_info[0]}.{sys.version_info[1]}"
+    line, col = 1, 1
+    if isinstance(error, OSError) or (isinstance(error, UndecodableFile)
+                                      and error.stage == "read"):
+        detail = error.detail if isinstance(error, UndecodableFile) else (error.strerror or error)
+        seen, expected = f"cannot be read: {detail}", "expected a readable file"
+    elif isinstance(error, UndecodableFile):
+        line, col = error.line, error.col
+        seen, expected = f"cannot be decoded: {error.detail}", (
+            "expected text in the encoding its coding cookie or BOM declares (UTF-8 when "
+            "none does)")
+    else:
+        if isinstance(error, SyntaxError) and error.lineno:
+            line, col = error.lineno, error.offset or 1
+        elif text is not None and "\0" in text:
+            line, col = _position(text, text.index("\0"))
+        message = error.msg if isinstance(error, SyntaxError) else (
+            str(error) if isinstance(error, ValueError) else f"{type(error).__name__}: {error}")
+        seen, expected = f"does not parse on {python}: {message}", (
+            f"expected source that {python} can parse")
+    return Finding.of("AUX504", seen, expected, location=f"{path}:{line}:{max(col, 1)}")
+
+
+def _position(text: str | bytes, offset: int) -> tuple[int, int]:
+    """Returns the 1-based (line, column) of ``offset`` in ``text`` (columns count bytes in bytes)."""
+    if isinstance(text, bytes):
+        return text.count(b"\n", 0, offset) + 1, offset - text.rfind(b"\n", 0, offset)
+    return text.count("\n", 0, offset) + 1, offset - text.rfind("\n", 0, offset)
+
+
+class SourceFile(NamedTuple):
     """A decoded source file: its original bytes, its text and the encoding to write back."""
 
     path: str
@@ -61,15 +125,74 @@ class SourceFile:
 
 def decode_source(data: bytes, *, path: str = "-") -> SourceFile:
     """Returns ``data`` decoded by its PEP 263 cookie or BOM; raises UndecodableFile."""
-    import io
-    import tokenize  # only files that can need work are decoded
+    head = data.split(b"\n", 2)[:2]
+    if data.startswith(b"\xef\xbb\xbf") or any(b"coding" in line for line in head):
+        import io
+        import tokenize  # a cookie or a BOM: read them as Python does
 
+        try:
+            encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        except SyntaxError as exc:  # an unknown or conflicting coding cookie
+            raise UndecodableFile(path, "decode", str(exc), line=_cookie_line(data)) from None
+    else:
+        encoding = "utf-8"  # what tokenize says of a file with neither
     try:
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
         text = data.decode(encoding)
-    except (SyntaxError, LookupError, UnicodeDecodeError) as exc:
-        raise UndecodableFile(path, f"cannot decode: {exc}") from None
+    except (LookupError, UnicodeDecodeError) as exc:
+        line, col = _position(data, exc.start) if isinstance(exc, UnicodeDecodeError) else (1, 1)
+        raise UndecodableFile(path, "decode", str(exc), line=line, col=col) from None
     return SourceFile(path, data, text, encoding)
+
+
+def _cookie_line(data: bytes) -> int:
+    """Returns the line (1 or 2) of a PEP 263 coding cookie, else 1."""
+    first, _, rest = data.partition(b"\n")
+    return 2 if b"coding" not in first and b"coding" in rest.partition(b"\n")[0] else 1
+
+
+class Prefilter:
+    """Tells whether a file holds one of some byte strings, reading it in one system call.
+
+    Each file is read into a buffer kept from file to file (no object per file, no
+    ``fstat``); only a file larger than the buffer is read on to its end. A short read is
+    taken as the end of the file, as it is for regular files. One instance serves one
+    thread.
+    """
+
+    def __init__(self, needles: Sequence[bytes],
+                 confirm: Callable[[bytes], bool] | None = None) -> None:
+        self.needles = tuple(needles)
+        self.confirm = confirm
+        """Asked about the whole file when it holds a needle (a second, finer test)."""
+        self._buffer = bytearray(_BUFFER_SIZE)
+        self._views = [self._buffer]
+        self._only = self.needles[0] if len(self.needles) == 1 else None
+
+    def __call__(self, path: str) -> bool:
+        """Returns True when the file at ``path`` holds a needle (and passes ``confirm``);
+        raises OSError."""
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            size = os.readv(fd, self._views)
+            if size == _BUFFER_SIZE:
+                data = bytes(self._buffer) + _read_rest(fd)
+                return any(needle in data for needle in self.needles) and (
+                    self.confirm is None or self.confirm(data))
+        finally:
+            os.close(fd)
+        if self._only is not None:  # the usual case: one old module
+            found = self._buffer.find(self._only, 0, size) >= 0
+        else:
+            find = self._buffer.find
+            found = any(find(needle, 0, size) >= 0 for needle in self.needles)
+        return found and (self.confirm is None or self.confirm(bytes(self._buffer[:size])))
+
+
+def _read_rest(fd: int) -> bytes:
+    chunks = []
+    while chunk := os.read(fd, _BUFFER_SIZE):
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 def read_bytes(path: str) -> bytes:
@@ -93,7 +216,7 @@ def read_source(path: str) -> SourceFile:
         with open(path, "rb") as handle:
             data = handle.read()
     except OSError as exc:
-        raise UndecodableFile(path, f"cannot read: {exc.strerror}") from None
+        raise UndecodableFile(path, "read", str(exc.strerror or exc)) from None
     return decode_source(data, path=path)
 
 
@@ -133,21 +256,37 @@ def _excluded(path: str, name: str, exclude: Sequence[str]) -> bool:
     return any(fnmatch(name, pattern) or fnmatch(path, pattern) for pattern in exclude)
 
 
-def _walk(folder: str, exclude: Sequence[str]) -> Iterator[str]:
+_BY_NAME = attrgetter("name")
+
+
+def _listing(folder: str) -> Iterator[os.DirEntry[str]]:
+    """Returns the entries of ``folder`` by name (none when it cannot be listed)."""
     try:
-        entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        with os.scandir(folder) as entries:
+            return iter(sorted(entries, key=_BY_NAME))
     except OSError:
-        return
-    for entry in entries:
-        if entry.is_symlink() or _excluded(entry.path, entry.name, exclude):
-            continue  # a link may lead out of the roots, and its target is walked anyway
-        if entry.is_dir():
-            if entry.name not in SKIPPED_DIRS and not entry.name.endswith(".egg-info") and (
-                not os.path.exists(os.path.join(entry.path, "pyvenv.cfg"))
-            ):
-                yield from _walk(entry.path, exclude)
-        elif entry.name.endswith(_SUFFIXES):
-            yield entry.path
+        return iter(())
+
+
+def _walk(folder: str, exclude: Sequence[str]) -> Iterator[str]:
+    # A stack of listings rather than nested generators: every path yielded would
+    # otherwise climb back through one generator per folder level.
+    stack = [_listing(folder)]
+    while stack:
+        for entry in stack[-1]:
+            name = entry.name
+            if entry.is_symlink() or (exclude and _excluded(entry.path, name, exclude)):
+                continue  # a link may lead out of the roots, and its target is walked anyway
+            if entry.is_dir():
+                if name not in SKIPPED_DIRS and not name.endswith(".egg-info") and (
+                    not os.path.exists(os.path.join(entry.path, "pyvenv.cfg"))
+                ):
+                    stack.append(_listing(entry.path))
+                    break  # walk the subfolder now; this listing resumes after it
+            elif name.endswith(_SUFFIXES):
+                yield entry.path
+        else:
+            stack.pop()
 
 
 def iter_python_files(roots: Iterable[str], *, exclude: Sequence[str] = ()) -> Iterator[str]:

@@ -5,6 +5,10 @@ A move says that ``names`` left module ``old`` for module ``new`` in release
 (``move = [{old = ..., new = ..., names = [...]}]``) or in a file passed with
 ``--moves`` holding ``[[move]]`` tables; a malformed entry raises
 :class:`~auxcheck.errors.MovesTableError` naming the file, the entry and the problem.
+A run without moves of the user's own parses no TOML (see :data:`_BUILTIN`), and the
+value types are a NamedTuple and a slotted class rather than dataclasses: importing
+:mod:`dataclasses` (and :mod:`inspect` with it) would cost ``auxcheck migrate --check``
+on a tree with no work a tenth of its time.
 """
 
 from __future__ import annotations
@@ -12,23 +16,27 @@ from __future__ import annotations
 import importlib
 import sys
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from auxcheck.errors import MovesTableError
 
-# tomllib is stdlib from 3.11; 3.10 uses the tomli backport (a conditional dependency).
-tomllib: Any = importlib.import_module("tomllib" if sys.version_info >= (3, 11) else "tomli")
-
-__all__ = ["BUILTIN_SOURCE", "Move", "MoveTable", "builtin_moves", "load_moves", "parse_moves"]
+__all__ = [
+    "BUILTIN_SOURCE",
+    "Move",
+    "MoveTable",
+    "builtin_moves",
+    "load_moves",
+    "parse_moves",
+    "read_builtin_file",
+]
 
 BUILTIN_SOURCE = "auxcheck/migrate/moves.toml"
 _KEYS = frozenset({"old", "new", "names", "since"})
 
 
-@dataclass(frozen=True, slots=True)
-class Move:
+class Move(NamedTuple):
     """One move: ``names`` left module ``old`` for module ``new`` in release ``since``."""
 
     old: str
@@ -37,32 +45,55 @@ class Move:
     since: str = ""
 
 
-@dataclass(frozen=True, slots=True)
+_USE_MARKERS = (b"import *", b"import*", b"import_module", b"__import__")
+"""Bytes of star and dynamic imports, which are reported whatever names they bring."""
+
+
 class MoveTable:
     """Every known move, with lookups by old module and by (old module, name).
 
-    The lookups are built once: a table inferred from two releases holds thousands of
-    moves, and the scanner asks them for every file and string.
+    Immutable, hashed and compared by its moves. The lookups are built once: a table
+    inferred from two releases holds thousands of moves, and the scanner asks them for
+    every file and string.
     """
 
+    __slots__ = ("_by_old", "_hash", "_names", "_needles", "_new", "_old", "moves")
     moves: tuple[Move, ...]
-    _by_old: Mapping[str, Mapping[str, str]] = field(init=False, repr=False, compare=False)
-    _old: frozenset[str] = field(init=False, repr=False, compare=False)
-    _new: frozenset[str] = field(init=False, repr=False, compare=False)
-    _hash: int = field(init=False, repr=False, compare=False)
+    _by_old: Mapping[str, Mapping[str, str]]
+    _old: frozenset[str]
+    _new: frozenset[str]
+    _hash: int
+    _needles: tuple[bytes, ...]
+    _names: tuple[bytes, ...]
 
-    def __post_init__(self) -> None:
+    def __init__(self, moves: tuple[Move, ...]) -> None:
         by_old: dict[str, dict[str, str]] = {}
-        for move in self.moves:
+        for move in moves:
             for name in move.names:
                 by_old.setdefault(move.old, {})[name] = move.new
-        object.__setattr__(self, "_by_old", by_old)
-        object.__setattr__(self, "_old", frozenset(by_old))
-        object.__setattr__(self, "_new", frozenset(m.new for m in self.moves))
-        object.__setattr__(self, "_hash", hash(self.moves))
+        init = object.__setattr__  # this class's own __setattr__ refuses every assignment
+        init(self, "moves", moves)
+        init(self, "_by_old", by_old)
+        init(self, "_old", frozenset(by_old))
+        init(self, "_new", frozenset(m.new for m in moves))
+        init(self, "_hash", hash(moves))
+        init(self, "_needles", tuple(sorted({m.old.rpartition(".")[2].encode() for m in moves})))
+        init(self, "_names", tuple(sorted({n.encode() for m in moves for n in m.names})))
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"cannot assign to field {name!r}: a MoveTable is immutable")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"cannot delete field {name!r}: a MoveTable is immutable")
+
+    def __eq__(self, other: object) -> bool:
+        return self.moves == other.moves if isinstance(other, MoveTable) else NotImplemented
 
     def __hash__(self) -> int:
         return self._hash
+
+    def __repr__(self) -> str:
+        return f"MoveTable(moves={self.moves!r})"
 
     def __reduce__(self) -> tuple[type[MoveTable], tuple[tuple[Move, ...]]]:
         # Rebuilt from the moves in the receiving process, whose string hashes differ.
@@ -93,7 +124,18 @@ class MoveTable:
         (``from ..sampling.sampling_observer``) and ``from pkg import module`` forms,
         and dotted string targets.
         """
-        return tuple(sorted({m.old.rpartition(".")[2].encode() for m in self.moves}))
+        return self._needles
+
+    def could_use(self, data: bytes) -> bool:
+        """Returns True when ``data`` can hold a use of a moved name's old module.
+
+        It must name an old module (:meth:`needles`) and either a moved name (imports,
+        ``m.X``, ``"old.X"``) or a star or dynamic import (AUX502 whatever it imports).
+        A file that cannot is never parsed: nothing in it is left to migrate.
+        """
+        return any(needle in data for needle in self._needles) and (
+            any(name in data for name in self._names)
+            or any(marker in data for marker in _USE_MARKERS))
 
     def merged(self, other: Iterable[Move], *, source: str) -> MoveTable:
         """Returns this table with ``other`` appended; conflicting moves raise MovesTableError."""
@@ -158,7 +200,14 @@ def parse_moves(entries: object, *, source: str) -> tuple[Move, ...]:
     return moves
 
 
+def _tomllib() -> Any:
+    # tomllib is stdlib from 3.11; 3.10 uses the tomli backport (a conditional dependency).
+    # Imported on first use: it costs more than the rest of a run that finds no work.
+    return importlib.import_module("tomllib" if sys.version_info >= (3, 11) else "tomli")
+
+
 def _read_toml(path: Path) -> dict[str, Any]:
+    tomllib = _tomllib()
     try:
         with path.open("rb") as handle:
             data: dict[str, Any] = tomllib.load(handle)
@@ -169,11 +218,27 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise MovesTableError(str(path), "(file)", f"not valid TOML: {exc}") from None
 
 
+_BUILTIN = (
+    Move("sglang.srt.sampling.sampling_observer", "sglang.srt.managers.auxiliary_output",
+         ("CommittedTokens", "DeviceAuxiliaryOutput", "HostAuxiliaryOutput"), "0.5.20"),
+)
+"""``moves.toml`` as Python, so that no run pays for a TOML parser just to learn it.
+
+``moves.toml`` stays the table people read and edit; ``tests/test_migrate_cli.py`` keeps the
+two equal (:func:`read_builtin_file` parses the file).
+"""
+
+
+@lru_cache(maxsize=1)
 def builtin_moves() -> MoveTable:
-    """Returns the built-in table shipped in ``auxcheck/migrate/moves.toml``."""
-    text = (Path(__file__).parent / "moves.toml").read_text("utf-8")
-    data = tomllib.loads(text)
-    return _checked(parse_moves(data.get("move", []), source=BUILTIN_SOURCE), BUILTIN_SOURCE)
+    """Returns the built-in table of ``auxcheck/migrate/moves.toml``."""
+    return _checked(_BUILTIN, BUILTIN_SOURCE)
+
+
+def read_builtin_file() -> tuple[Move, ...]:
+    """Returns the moves of ``auxcheck/migrate/moves.toml`` itself, parsed from its TOML."""
+    data = _read_toml(Path(__file__).parent / "moves.toml")
+    return parse_moves(data.get("move", []), source=BUILTIN_SOURCE)
 
 
 def _pyproject_moves(pyproject: Path) -> tuple[Move, ...]:

@@ -1,7 +1,11 @@
 """Running the migration over many files: prefilter, parallel workers, safe writes.
 
 Only files whose bytes contain an old module's name reach a worker; ``check`` mode
-scans them with :mod:`ast`, so a run that rewrites nothing never imports libcst.
+scans them with :mod:`ast`, so a run that rewrites nothing never imports libcst, and a
+run where no file holds such a name imports neither :mod:`ast` nor the report module.
+A file that cannot be read, decoded or parsed fails with its AUX504 finding. The
+value types are a NamedTuple and a slotted class, not dataclasses, for the same reason
+as in :mod:`auxcheck.migrate._moves`.
 """
 
 from __future__ import annotations
@@ -9,21 +13,24 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
-from typing import Literal, TextIO
+from typing import TYPE_CHECKING, Literal, NamedTuple, TextIO
 
 from auxcheck.migrate._files import (
+    PARSE_ERRORS,
+    Prefilter,
     SourceFile,
     UndecodableFile,
     atomic_write,
+    broken_file_finding,
     decode_source,
     iter_python_files,
     module_name_of,
-    read_bytes,
     read_source,
 )
 from auxcheck.migrate._moves import MoveTable
-from auxcheck.report import Finding
+
+if TYPE_CHECKING:
+    from auxcheck.report import Finding
 
 __all__ = ["FileOutcome", "Mode", "RunSummary", "migrate_file", "process_source", "run"]
 
@@ -32,9 +39,12 @@ Status = Literal["changed", "unchanged", "skipped", "failed"]
 _POOL_THRESHOLD = 16
 
 
-@dataclass(frozen=True, slots=True)
-class FileOutcome:
-    """What happened to one file: its status, remaining findings, failure reason, diff."""
+class FileOutcome(NamedTuple):
+    """What happened to one file: its status, remaining findings, failure reason, diff.
+
+    A file that cannot be read, decoded or parsed is ``failed`` with one AUX504 finding;
+    one that cannot be written, or that libcst cannot rewrite, is ``failed`` with none.
+    """
 
     path: str
     status: Status
@@ -44,12 +54,17 @@ class FileOutcome:
     data: bytes | None = None
 
 
-@dataclass(slots=True)
 class RunSummary:
     """Every outcome of a run, in path order, with the counts the CLI prints."""
 
-    scanned: int = 0
-    outcomes: list[FileOutcome] = field(default_factory=list)
+    __slots__ = ("outcomes", "scanned")
+
+    def __init__(self, scanned: int = 0, outcomes: list[FileOutcome] | None = None) -> None:
+        self.scanned = scanned
+        self.outcomes: list[FileOutcome] = [] if outcomes is None else outcomes
+
+    def __repr__(self) -> str:
+        return f"RunSummary(scanned={self.scanned!r}, outcomes={self.outcomes!r})"
 
     @property
     def changed(self) -> list[FileOutcome]:
@@ -58,8 +73,13 @@ class RunSummary:
 
     @property
     def failed(self) -> list[FileOutcome]:
-        """Returns the outcomes of files that could not be read or parsed."""
+        """Returns the outcomes of files that could not be read, parsed, rewritten or written."""
         return [o for o in self.outcomes if o.status == "failed"]
+
+    @property
+    def broken(self) -> list[FileOutcome]:
+        """Returns the failed outcomes of files that could not be read, decoded or parsed."""
+        return [o for o in self.failed if any(f.code == "AUX504" for f in o.findings)]
 
     @property
     def findings(self) -> list[Finding]:
@@ -90,20 +110,53 @@ def process_source(source: SourceFile, *, moves: MoveTable, mode: Mode, compat: 
         try:
             found = scan_source(source.text, moves=moves, module=module, path=path,
                                 is_package=is_package)
-        except (SyntaxError, ValueError) as exc:
-            return FileOutcome(path, "failed", reason=f"does not parse: {_reason(exc)}")
+        except PARSE_ERRORS as exc:
+            return _unparsable(source, exc)
         return FileOutcome(path, "changed" if found else "unchanged", tuple(found))
     return _migrate(source, moves=moves, mode=mode, compat=compat, module=module)
+
+
+def _unparsable(source: SourceFile, exc: BaseException) -> FileOutcome:
+    return FileOutcome(source.path, "failed", (broken_file_finding(
+        source.path, exc, text=source.text),), reason=f"does not parse: {_reason(exc)}")
+
+
+def _parse_error(source: SourceFile) -> BaseException | None:
+    """Returns what :func:`ast.parse` raises on ``source``, or None when it parses."""
+    import ast
+
+    try:
+        ast.parse(source.text, filename=source.path)
+    except PARSE_ERRORS as exc:
+        return exc
+    return None
 
 
 def _migrate(source: SourceFile, *, moves: MoveTable, mode: Mode, compat: bool,
              module: str | None) -> FileOutcome:
     path, is_package = source.path, source.path.endswith("__init__.py")
+    from auxcheck.migrate._style import StyleConfigError, find_style
     from auxcheck.migrate.transform import migrate_source  # libcst only when work is likely
 
-    result = migrate_source(source.text, moves=moves, module=module, is_package=is_package,
-                            compat=compat, path=path)
+    try:  # the import style of the project the file is in (stdin: the current folder's)
+        style = find_style(None if path == "-" else os.path.dirname(os.path.abspath(path)))
+    except StyleConfigError as exc:
+        return FileOutcome(path, "failed", reason=f"cannot read the import style: {exc}")
+    try:
+        result = migrate_source(source.text, moves=moves, module=module,
+                                is_package=is_package, compat=compat, path=path, style=style)
+    except RecursionError as exc:  # nesting too deep for ast's parser, or for libcst's
+        error = _parse_error(source)
+        return _unparsable(source, error) if error is not None else FileOutcome(
+            path, "failed", reason=f"too deeply nested to rewrite: {exc}")
     found = tuple(u.finding(path) for u in result.analysis.uses) if result.analysis else ()
+    if result.status == "failed":
+        # The transform says why in words; parsing again, only here, gives the parser's
+        # own error and place for AUX504, and tells a file that does not parse from one
+        # that libcst could not rewrite.
+        error = _parse_error(source)
+        if error is not None:
+            return _unparsable(source, error)
     if result.status in ("failed", "skipped"):
         return FileOutcome(path, result.status, reason=result.reason)
     if result.status == "unchanged":
@@ -112,8 +165,10 @@ def _migrate(source: SourceFile, *, moves: MoveTable, mode: Mode, compat: bool,
     return FileOutcome(path, "changed", found, diff=diff, data=source.encode(result.text))
 
 
-def _reason(exc: Exception) -> str:
-    return f"{exc.msg} (line {exc.lineno})" if isinstance(exc, SyntaxError) else str(exc)
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, SyntaxError):
+        return f"{exc.msg} (line {exc.lineno})" if exc.lineno else exc.msg
+    return str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}"
 
 
 def migrate_file(path: str, *, moves: MoveTable, mode: Mode,
@@ -122,10 +177,8 @@ def migrate_file(path: str, *, moves: MoveTable, mode: Mode,
     try:
         source = read_source(path)
     except UndecodableFile as exc:
-        return FileOutcome(path, "failed", reason=exc.reason)
-    from auxcheck.migrate.scan import is_candidate
-
-    if not is_candidate(source.data, moves):
+        return FileOutcome(path, "failed", (broken_file_finding(path, exc),), exc.reason)
+    if not moves.could_use(source.data):
         return FileOutcome(path, "unchanged")
     module = module_name_of(path, anchors=_anchors(moves))
     outcome = process_source(source, moves=moves, mode=mode, compat=compat, module=module)
@@ -144,7 +197,8 @@ def migrate_stdin(data: bytes, *, moves: MoveTable, mode: Mode,
     try:
         source = decode_source(data, path="-")
     except UndecodableFile as exc:
-        return FileOutcome("-", "failed", reason=exc.reason, data=data)
+        return FileOutcome("-", "failed", (broken_file_finding("-", exc),), exc.reason,
+                           data=data)
     outcome = process_source(source, moves=moves, mode=mode, compat=compat)
     return outcome if outcome.data is not None else FileOutcome(
         "-", outcome.status, outcome.findings, outcome.reason, outcome.diff, data)
@@ -162,19 +216,16 @@ class _Worker:
 
 def _candidates(paths: Iterable[str], moves: MoveTable,
                 summary: RunSummary) -> list[str]:
-    needles = moves.needles()
-    first = needles[0] if len(needles) == 1 else None
+    holds_needle = Prefilter(moves.needles(), moves.could_use)
     found = []
     for path in paths:
         summary.scanned += 1
         try:
-            data = read_bytes(path)
+            if holds_needle(path):
+                found.append(path)
         except OSError as exc:
-            summary.outcomes.append(FileOutcome(path, "failed",
+            summary.outcomes.append(FileOutcome(path, "failed", (broken_file_finding(path, exc),),
                                                 reason=f"cannot read: {exc.strerror}"))
-            continue
-        if (first in data) if first is not None else any(n in data for n in needles):
-            found.append(path)
     return found
 
 

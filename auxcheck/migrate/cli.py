@@ -7,7 +7,8 @@ those disagree about a name, the user's (or the built-in) move is kept and the
 inferred one dropped.
 
 Exit status: 0 when nothing is left to do; 1 when ``--check`` or ``--diff`` finds
-work, or some use needs a human (AUX502) or a file cannot be read or parsed;
+work, or some use needs a human (AUX502), or a file cannot be read, decoded or parsed
+(AUX504) or written;
 2 on usage errors (bad options, a malformed moves table, a missing path, a release
 that cannot be had).
 """
@@ -19,7 +20,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from auxcheck._moves_cli import add_release_options, one_version
 from auxcheck.errors import MovesTableError
@@ -32,7 +33,9 @@ from auxcheck.migrate._runner import (
     progress_bar,
     run,
 )
-from auxcheck.report import Finding, Report
+
+if TYPE_CHECKING:
+    from auxcheck.report import Finding
 
 __all__ = ["DESCRIPTION", "main"]
 
@@ -73,7 +76,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("paths", nargs="+", metavar="PATH",
                         help="files or folders to migrate; `-` for stdin")
     parser.add_argument("--check", action="store_true",
-                        help="write nothing; report remaining uses (AUX501/AUX502), exit 1 if any")
+                        help="write nothing; report remaining uses (AUX501/AUX502) and files "
+                             "that do not parse (AUX504), exit 1 if any")
     parser.add_argument("--diff", action="store_true",
                         help="write nothing; print a unified diff of the changes")
     parser.add_argument("--compat", action="store_true",
@@ -158,6 +162,8 @@ def _print_findings(summary: RunSummary, fmt: str, out: TextIO) -> None:
     if fmt == "json":
         import json
 
+        from auxcheck.report import Report
+
         report = Report("auxcheck migrate", findings).to_dict()
         report["changed"] = [o.path for o in summary.changed]
         report["errors"] = [{"path": o.path, "reason": o.reason} for o in summary.failed]
@@ -167,7 +173,8 @@ def _print_findings(summary: RunSummary, fmt: str, out: TextIO) -> None:
         print(_github(finding) if fmt == "github" else finding.to_text(), file=out)
     if fmt == "github":
         for failure in summary.failed:
-            print(f"::error file={failure.path}::{failure.reason}", file=out)
+            if not failure.findings:  # an AUX504 failure was printed with the findings
+                print(f"::error file={failure.path}::{failure.reason}", file=out)
 
 
 def _plural(count: int, noun: str) -> str:
@@ -180,8 +187,11 @@ def _summary_line(summary: RunSummary, mode: Mode) -> str:
     parts = [f"{_plural(len(summary.changed), 'file')} {verb}"]
     if human:
         parts.append(f"{_plural(human, 'use')} needing a human (AUX502)")
-    if summary.failed:
-        parts.append(f"{_plural(len(summary.failed), 'file')} failed (not read, parsed or "
+    broken, failed = len(summary.broken), len(summary.failed)
+    if broken:
+        parts.append(f"{_plural(broken, 'file')} not read, decoded or parsed (AUX504)")
+    if failed > broken:
+        parts.append(f"{_plural(failed - broken, 'file')} failed (not rewritten or not "
                      "written)")
     return f"auxcheck migrate: {', '.join(parts)} ({_plural(summary.scanned, 'file')} scanned)"
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import lru_cache
+from typing import TYPE_CHECKING, NamedTuple
 
 from auxcheck._astutil import catches_import_error as _catches_import_error
 from auxcheck._astutil import dotted_name as _dotted_name
@@ -25,26 +25,30 @@ from auxcheck.migrate._files import (
     read_source,
 )
 from auxcheck.migrate._moves import MoveTable, builtin_moves
-from auxcheck.report import Finding, Report
+
+if TYPE_CHECKING:
+    from auxcheck.report import Finding, Report
 
 __all__ = [
     "Analysis",
     "Use",
+    "alias_spans",
     "analyze",
     "is_candidate",
     "is_defining_module",
+    "moved_names",
     "package_of",
     "resolve_relative",
     "rewrite_string",
     "scan_paths",
     "scan_source",
+    "target_spans",
 ]
 
 _TYPE_EXPRESSION = re.compile(r"[\w\s.,\[\]|]+")
 
 
-@dataclass(frozen=True, slots=True)
-class Use:
+class Use(NamedTuple):
     """One remaining use of an old module: its rule code, 1-based position and message."""
 
     code: str
@@ -55,30 +59,50 @@ class Use:
 
     def finding(self, path: str) -> Finding:
         """Returns this use as a Finding located at ``path:line:col``."""
+        from auxcheck.report import Finding
+
         return Finding.of(self.code, self.seen, self.expected, location=f"{path}:{self.line}:"
                           f"{self.col}")
 
 
-@dataclass(slots=True)
 class Analysis:
-    """What one file does with old modules: the uses found and what a rewrite needs."""
+    """What one file does with old modules: the uses found and what a rewrite needs.
 
-    uses: list[Use] = field(default_factory=list)
-    aliases: dict[str, str] = field(default_factory=dict)
-    """Names bound to an old module (``import old as m``, ``from pkg import old``) -> old."""
-    dotted: set[str] = field(default_factory=set)
-    """Old modules imported by their dotted name (``import old``)."""
-    alias_moved_uses: set[str] = field(default_factory=set)
-    alias_other_uses: set[str] = field(default_factory=set)
-    star_modules: set[str] = field(default_factory=set)
-    used_names: set[str] = field(default_factory=set)
-    new_bound: set[tuple[str, str]] = field(default_factory=set)
-    """(new module, name) pairs the file already imports."""
-    all_names: set[str] = field(default_factory=set)
-    other_bound: set[str] = field(default_factory=set)
-    """Names bound by anything but an old-module alias or a plain import of a new module."""
-    deep: bool = False
-    """True when work lies beyond top-level import statements (attributes, strings, nesting)."""
+    A plain slotted class (no dataclass): ``--check`` on a file that names an old module
+    imports this module, and :mod:`dataclasses` costs more than the scan of one file.
+    """
+
+    __slots__ = ("alias_other_uses", "aliases", "all_names", "deep", "dotted",
+                 "explicit_aliases", "new_bound", "other_bound", "owner_moved",
+                 "star_modules", "type_checking", "used_names", "uses")
+
+    def __init__(self) -> None:
+        self.uses: list[Use] = []
+        self.aliases: dict[str, str] = {}
+        """Names bound to an old module (``import old as m``, ``from pkg import old``) -> old."""
+        self.dotted: set[str] = set()
+        """Old modules imported by their dotted name (``import old``)."""
+        self.owner_moved: dict[str, set[str]] = {}
+        """Alias or dotted old module -> the moved names used through it (``m.X``, ``"m.X"``)."""
+        self.alias_other_uses: set[str] = set()
+        self.explicit_aliases: set[str] = set()
+        """Aliases the user chose with ``as`` (``import old as m``): a rewrite may keep them."""
+        self.type_checking: str | None = None
+        """How the module names ``typing.TYPE_CHECKING`` at top level, if it imports it."""
+        self.star_modules: set[str] = set()
+        self.used_names: set[str] = set()
+        self.new_bound: set[tuple[str, str]] = set()
+        """(new module, name) pairs the file already imports."""
+        self.all_names: set[str] = set()
+        self.other_bound: set[str] = set()
+        """Names bound by anything but an old-module alias or a plain import of a new module."""
+        self.deep = False
+        """True when work lies beyond top-level import statements (attributes, strings, nesting)."""
+
+    @property
+    def alias_moved_uses(self) -> set[str]:
+        """Returns the aliases and dotted old modules some moved name is used through."""
+        return set(self.owner_moved)
 
     @property
     def fixable(self) -> bool:
@@ -87,8 +111,9 @@ class Analysis:
 
 
 def is_candidate(data: bytes, moves: MoveTable) -> bool:
-    """Returns True when ``data`` contains an old module's last name (cheap prefilter)."""
-    return any(needle in data for needle in moves.needles())
+    """Returns True when ``data`` can hold a use of an old module (the cheap prefilter,
+    :meth:`MoveTable.could_use`)."""
+    return moves.could_use(data)
 
 
 def package_of(module: str | None, *, is_package: bool) -> str | None:
@@ -116,39 +141,92 @@ def is_defining_module(module: str | None, moves: MoveTable) -> bool:
     return module is not None and (module in moves.old_modules or module in moves.new_modules)
 
 
+_DOTTED = re.compile(r"(?<![\w.])[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*(?::[A-Za-z_]\w*)?")
+"""A dotted name, optionally ``module:attribute`` (SGLang hook targets): a candidate target."""
+
+
 @lru_cache(maxsize=16)
-def _string_pattern(moves: MoveTable) -> re.Pattern[str]:
-    alternatives = sorted(f"{re.escape(m.old)}[.:]{name}" for m in moves.moves for name in m.names)
-    return re.compile(r"(?<![\w.])(" + "|".join(alternatives) + r")\b")
+def _tops(moves: MoveTable) -> tuple[str, ...]:
+    return tuple(sorted({old.partition(".")[0] for old in moves.old_modules}))
 
 
-def rewrite_string(text: str, moves: MoveTable, aliases: dict[str, str] | None = None,
-                   new_aliases: dict[str, str] | None = None) -> str | None:
+def target_spans(text: str, moves: MoveTable) -> list[tuple[int, int, str, str]]:
+    """Returns ``(start, end, old, new)`` for each old module named in a dotted target.
+
+    A target is ``"old.X"`` or ``"old:X"`` (``mock.patch`` and SGLang hook-registry
+    targets) for a name ``X`` that left ``old``; ``start:end`` spans the ``old`` part,
+    so ``"old.X.method"`` keeps ``.X.method``. The longest old module wins.
+    """
+    if not any(top in text for top in _tops(moves)):
+        return []  # the cheap test: most strings name no old module's package at all
+    moved = _moved(moves)
+    spans = []
+    for match in _DOTTED.finditer(text):
+        token = match.group()
+        module, colon, attribute = token.partition(":")
+        parts = module.split(".")
+        if colon:
+            found = [(len(parts), attribute)] if attribute in moved.get(module, {}) else []
+        else:
+            found = [(k, parts[k]) for k in range(len(parts) - 1, 0, -1)
+                     if parts[k] in moved.get(".".join(parts[:k]), {})][:1]
+        for k, name in found:
+            old = ".".join(parts[:k])
+            spans.append((match.start(), match.start() + len(old), old, moved[old][name]))
+    return spans
+
+
+def alias_spans(text: str, moves: MoveTable,
+                aliases: Mapping[str, str]) -> list[tuple[int, int, str, str, str]]:
+    """Returns ``(start, end, owner, name, new)`` for each ``owner.name`` in a type expression.
+
+    Only strings that are whole type expressions (string annotations such as
+    ``"m.CommittedTokens | None"``) are read, for a module alias ``owner`` of an old
+    module and a ``name`` that left it; ``start:end`` spans ``owner``.
+    """
+    if not aliases or not _TYPE_EXPRESSION.fullmatch(text):
+        return []
+    moved = _moved(moves)
+    spans = []
+    for match in _DOTTED.finditer(text):
+        owner, _, name = match.group().rpartition(".")
+        old = aliases.get(owner)
+        new = moved.get(old, {}).get(name) if old is not None else None
+        if new is not None:
+            spans.append((match.start(), match.start() + len(owner), owner, name, new))
+    return spans
+
+
+def rewrite_string(text: str, moves: MoveTable, aliases: Mapping[str, str] | None = None,
+                   replacements: Mapping[tuple[str, str], str] | None = None,
+                   module_text: Callable[[str, str], str] | None = None) -> str | None:
     """Returns ``text`` with dotted targets of moved names pointed at their new module.
 
-    ``"old.X"`` and ``"old:X"`` (mock.patch and SGLang hook-registry targets) become
-    ``"new.X"`` / ``"new:X"`` anywhere; ``"m.X"`` for a module alias ``m`` is rewritten
-    only in strings that are whole type expressions (string annotations). Returns None
-    when nothing changes.
+    ``"old.X"`` and ``"old:X"`` become ``"new.X"`` / ``"new:X"`` anywhere (or
+    ``module_text(old, new)`` in place of ``old`` when given); ``"m.X"`` for a module
+    alias ``m`` (``aliases``: alias -> old module) is rewritten only in strings that are
+    whole type expressions, to ``replacements[(m, new)]`` (the alias itself when
+    missing). Returns None when nothing changes.
     """
-    def swap(match: re.Match[str]) -> str:
-        old, sep, name = re.split(r"([.:])(?=\w+$)", match.group(1))
-        return f"{_moved(moves)[old][name]}{sep}{name}"
-
+    edits: list[tuple[int, int, str]] = [
+        (start, end, module_text(old, new) if module_text else new)
+        for start, end, old, new in target_spans(text, moves)]
+    for start, end, owner, _, new in alias_spans(text, moves, aliases or {}):
+        if not any(s <= start < e for s, e, _ in edits):
+            edits.append((start, end, (replacements or {}).get((owner, new), owner)))
     result = text
-    if any(old in text for old in moves.old_modules):
-        result = _string_pattern(moves).sub(swap, text)
-    if aliases and new_aliases is not None and _TYPE_EXPRESSION.fullmatch(result):
-        for alias, old in aliases.items():
-            for name, new in _moved(moves)[old].items():
-                pattern = rf"(?<![\w.]){re.escape(alias)}\.{name}\b"
-                result = re.sub(pattern, f"{new_aliases[new]}.{name}", result)
+    for start, end, value in sorted(edits, reverse=True):
+        result = result[:start] + value + result[end:]
     return None if result == text else result
 
 
 @lru_cache(maxsize=16)
-def _moved(moves: MoveTable) -> dict[str, dict[str, str]]:
+def moved_names(moves: MoveTable) -> dict[str, dict[str, str]]:
+    """Returns {old module: {moved name: new module}}, built once per table (do not modify)."""
     return {old: moves.names_from(old) for old in moves.old_modules}
+
+
+_moved = moved_names
 
 
 class _Scanner(ast.NodeVisitor):
@@ -208,6 +286,11 @@ class _Scanner(ast.NodeVisitor):
             self.result.new_bound.add((module, alias.name))
         if f"{module}.{alias.name}" in self.moves.old_modules:
             self.result.aliases[bound] = f"{module}.{alias.name}"
+            if alias.asname:
+                self.result.explicit_aliases.add(bound)
+        if (module in ("typing", "typing_extensions") and alias.name == "TYPE_CHECKING"
+                and not self.depth and node.level == 0):
+            self.result.type_checking = bound
         if module not in self.moves.old_modules:
             return
         if alias.name == "*":
@@ -229,9 +312,12 @@ class _Scanner(ast.NodeVisitor):
                 self.alias_imports.setdefault(bound, node)
             else:
                 self._bind(bound)
+            if alias.name == "typing" and not self.depth and self.result.type_checking is None:
+                self.result.type_checking = f"{alias.asname or 'typing'}.TYPE_CHECKING"
             if alias.name in self.moves.old_modules:
                 if alias.asname:
                     self.result.aliases[alias.asname] = alias.name
+                    self.result.explicit_aliases.add(alias.asname)
                 else:
                     self.result.dotted.add(alias.name)
 
@@ -243,6 +329,9 @@ class _Scanner(ast.NodeVisitor):
                 if isinstance(stmt, ast.ImportFrom) and (module := self._resolve(stmt)):
                     for alias in stmt.names:
                         self._bind_from(stmt, module, alias)
+                elif isinstance(stmt, ast.Import):
+                    for alias in stmt.names:
+                        self._bind(alias.asname or alias.name.partition(".")[0])
             return
         self._nested(node)
 
@@ -258,6 +347,9 @@ class _Scanner(ast.NodeVisitor):
                     f"{module}.{a.name}" in self.moves.new_modules for a in stmt.names
                 ):
                     return True
+            elif isinstance(stmt, ast.Import) and any(
+                    a.name in self.moves.new_modules for a in stmt.names):
+                return True
         return False
 
     def _nested(self, node: ast.AST) -> None:
@@ -368,7 +460,7 @@ def _attribute_uses(scanner: _Scanner) -> None:
             result.alias_other_uses.add(owner)
             continue
         moved_values.add(id(node.value))
-        result.alias_moved_uses.add(owner)
+        result.owner_moved.setdefault(owner, set()).add(node.attr)
         scanner._use("AUX501", node, f"{owner}.{node.attr} used from {old}",
                      f"use {new}.{node.attr}, where it moved")
     for name in scanner.names:
@@ -377,15 +469,18 @@ def _attribute_uses(scanner: _Scanner) -> None:
 
 
 def _string_uses(scanner: _Scanner) -> None:
-    aliases = scanner.result.aliases
-    fake_new = {m.new: m.new for m in scanner.moves.moves}
+    aliases, moves = scanner.result.aliases, scanner.moves
     for node in scanner.strings:
         assert isinstance(node.value, str)
-        if rewrite_string(node.value, scanner.moves, aliases, fake_new) is not None:
-            for alias in aliases:
-                if rewrite_string(node.value, scanner.moves, {alias: aliases[alias]},
-                                  fake_new) != rewrite_string(node.value, scanner.moves):
-                    scanner.result.alias_moved_uses.add(alias)
+        spans = alias_spans(node.value, moves, aliases)
+        for _, _, owner, name, _ in spans:
+            scanner.result.owner_moved.setdefault(owner, set()).add(name)
+        if aliases and _TYPE_EXPRESSION.fullmatch(node.value):
+            for match in _DOTTED.finditer(node.value):  # "m.Staying" keeps m's import
+                owner, _, name = match.group().rpartition(".")
+                if owner in aliases and name not in _moved(moves).get(aliases[owner], {}):
+                    scanner.result.alias_other_uses.add(owner)
+        if spans or target_spans(node.value, moves):
             scanner._use("AUX501", node, f"string {node.value!r} names a moved symbol's old "
                          "module", "point it at the new module")
 
@@ -425,7 +520,11 @@ def analyze(tree: ast.Module, moves: MoveTable, *, package: str | None = None) -
 
 def scan_source(text: str, *, moves: MoveTable | None = None, module: str | None = None,
                 is_package: bool = False, path: str = "<string>") -> list[Finding]:
-    """Returns the AUX501/AUX502 findings of one source text; raises SyntaxError."""
+    """Returns the AUX501/AUX502 findings of one source text.
+
+    Raises what :func:`ast.parse` raises on text it cannot parse: SyntaxError, or
+    ValueError for a null byte on Python 3.11.
+    """
     table = moves or builtin_moves()
     if is_defining_module(module, table):
         return []
@@ -435,22 +534,20 @@ def scan_source(text: str, *, moves: MoveTable | None = None, module: str | None
 
 
 def _scan_file(path: str, table: MoveTable, report: Report) -> None:
+    """Adds the findings of the file at ``path``: its uses, or AUX504 when it is broken."""
+    from auxcheck.migrate._files import PARSE_ERRORS, broken_file_finding
+
     try:
-        if not is_candidate(read_bytes(path), table):
-            return
         source = read_source(path)
-    except (OSError, UndecodableFile) as exc:
-        reason = exc.reason if isinstance(exc, UndecodableFile) else f"cannot read: {exc}"
-        report.add(Finding.of("AUX502", f"{path}: {reason}", "a readable, decodable Python "
-                              "file", location=f"{path}:1:1"))
+    except UndecodableFile as exc:
+        report.add(broken_file_finding(path, exc))
         return
     module = module_name_of(path, anchors=_anchors(table))
     try:
         report.extend(scan_source(source.text, moves=table, module=module, path=path,
                                   is_package=path.endswith("__init__.py")))
-    except SyntaxError as exc:
-        report.add(Finding.of("AUX502", f"{path} does not parse: {exc.msg}",
-                              "valid Python", location=f"{path}:{exc.lineno or 1}:1"))
+    except PARSE_ERRORS as exc:
+        report.add(broken_file_finding(path, exc, text=source.text))
 
 
 def _anchors(table: MoveTable) -> set[str]:
@@ -459,16 +556,25 @@ def _anchors(table: MoveTable) -> set[str]:
 
 
 def scan_paths(paths: Sequence[str] | Iterable[str], *, moves: MoveTable | None = None,
-               exclude: Sequence[str] = ()) -> Report:
+               exclude: Sequence[str] = (), every_file: bool = False) -> Report:
     """Returns a Report of every remaining old-module use under ``paths``.
 
-    Each finding is AUX501 (``auxcheck migrate`` can fix it) or AUX502 (needs a
-    human: star or dynamic imports, files that do not parse), located at
-    ``path:line:col``. Files without an old module's name are never parsed; libcst
-    is never imported. ``pytest --auxcheck`` calls this.
+    Each finding is AUX501 (``auxcheck migrate`` can fix it), AUX502 (needs a
+    human: star or dynamic imports) or AUX504 (a file that cannot be read, decoded or
+    parsed), located at ``path:line:col``. Files without an old module's name are
+    never parsed, unless ``every_file`` (``auxcheck check`` sets it, so that every
+    broken file of a plugin is reported); libcst is never imported. ``pytest
+    --auxcheck`` calls this.
     """
+    from auxcheck.migrate._files import broken_file_finding
+    from auxcheck.report import Report
+
     table = moves or builtin_moves()
     report = Report("auxcheck migrate --check")
     for path in iter_python_files(paths, exclude=exclude):
-        _scan_file(path, table, report)
+        try:
+            if every_file or is_candidate(read_bytes(path), table):
+                _scan_file(path, table, report)
+        except OSError as exc:
+            report.add(broken_file_finding(path, exc))
     return report

@@ -3,11 +3,14 @@
 :class:`MigrateImportsCommand` makes one pass over a parsed module, guided by the
 :class:`~auxcheck.migrate.scan.Analysis` the ast scanner made of the same text: it
 rewrites ``from old import X`` (splitting statements that mix moved and staying
-names), module-attribute uses (``m.X``), dotted string targets and star imports, and
-places each new import where isort / ruff's import sorting puts it. With
-``compat=True`` it writes ``try: new / except ImportError: old`` instead.
-:func:`migrate_source` runs it and never raises: it returns a result saying whether
-the text changed, or why it failed.
+names), module imports with their attribute uses (``import old [as m]`` and
+``from pkg import old``, each kept in the form the user wrote), dotted string targets
+and star imports, and writes each import the way the project's ruff or isort
+configuration (:mod:`auxcheck.migrate._style`) sorts and wraps it. With
+``compat=True`` it writes ``try: new / except ImportError: old`` instead, the old
+branch hidden from type checkers behind ``if not TYPE_CHECKING``, and dotted string
+targets name the module found at import time. :func:`migrate_source` runs it and
+never raises: it returns a result saying whether the text changed, or why it failed.
 """
 
 from __future__ import annotations
@@ -30,25 +33,28 @@ from libcst.codemod import transform_module as run_codemod
 from libcst.helpers import get_full_name_for_node
 
 from auxcheck._astutil import IMPORT_ERROR_CATCHERS
+from auxcheck.migrate import _style
 from auxcheck.migrate._moves import MoveTable
+from auxcheck.migrate._style import ImportStyle
 from auxcheck.migrate.scan import (
     Analysis,
     analyze,
     is_candidate,
     is_defining_module,
+    moved_names,
     package_of,
     resolve_relative,
     rewrite_string,
+    target_spans,
 )
 
-__all__ = ["LINE_LENGTH", "MigrateImportsCommand", "MigrationResult", "migrate_source"]
-
-LINE_LENGTH = 88
-"""Longest one-line import written before wrapping, as ruff's default ``line-length``."""
+__all__ = ["MigrateImportsCommand", "MigrationResult", "migrate_source"]
 
 _EMPTY = cst.Module(body=[])
 Names = list[tuple[str, "str | None"]]
-Fallbacks = dict[tuple[str, "str | None"], tuple[int, str, tuple[str, "str | None"]]]
+Kind = Literal["from", "import"]
+Fallback = tuple[Kind, int, str, tuple[str, "str | None"]]
+"""How a name is imported the old way: (kind, level, module text, (name, asname))."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,43 +69,31 @@ class MigrationResult:
 
 @dataclass(slots=True)
 class _Addition:
-    """An import to add to one statement list, grouped by target module."""
+    """An import to add to one statement list: ``from module import names`` or, for
+    ``kind == "import"``, ``import module [as alias]`` (``names`` is then
+    ``[(module, alias)]``)."""
 
+    kind: Kind
     level: int
     module: str
     names: Names
     anchor: int
-    fallbacks: Fallbacks = field(default_factory=dict)
-    """For --compat: each name -> (level, module, name) importing it the old way."""
+    fallbacks: dict[tuple[str, str | None], Fallback] = field(default_factory=dict)
+    """For --compat: each name -> how it is imported the old way."""
     comments: list[cst.EmptyLine] = field(default_factory=list)
-    trailing: cst.TrailingWhitespace | None = None
+    """The comment lines above the user's statement, when it moves whole."""
+    comment: str | None = None
+    """The comment ending the user's statement (``# noqa: F401``), when it moves whole."""
+    member_comments: dict[tuple[str, str | None], str] = field(default_factory=dict)
+    """Each name's own comment from inside the user's parentheses."""
     original: cst.ImportFrom | None = None
     """The user's statement when it moves whole: re-pointed in place, comments and all."""
 
-
-def _member_key(item: tuple[str, str | None]) -> tuple[int, str, str, str]:
-    name, asname = item
-    kind = 0 if len(name) > 1 and name.isupper() else 1 if name[:1].isupper() else 2
-    return (kind, name.lower(), name, asname or "")
-
-
-def _module_key(level: int, module: str) -> tuple[int, int, str, str]:
-    return (int(level > 0), -level, module.lower(), module)
-
-
-def render_from(level: int, module: str, names: Names, *, multiline: bool = False,
-                indent: str = "", sort: bool = True) -> str:
-    """Returns ``from <module> import <names>`` as ruff's import sorting writes it.
-
-    ``sort=False`` keeps the names in the given order (what is left of a user's statement).
-    """
-    head = f"from {'.' * level}{module} import "
-    ordered = sorted(names, key=_member_key) if sort else names
-    items = [n if a is None else f"{n} as {a}" for n, a in ordered]
-    one = head + ", ".join(items)
-    if not multiline and len(indent) + len(one) <= LINE_LENGTH:
-        return one
-    return head + "(\n" + "".join(f"    {item},\n" for item in items) + ")"
+    @property
+    def key(self) -> tuple[str, int, str, str | None]:
+        """Returns what additions merge on: a module's from-import, or one import statement."""
+        alias = self.names[0][1] if self.kind == "import" else None
+        return (self.kind, self.level, self.module, alias)
 
 
 def _single_import(stmt: cst.BaseStatement) -> cst.Import | cst.ImportFrom | None:
@@ -152,29 +146,88 @@ def _last_name(node: cst.BaseExpression) -> str | None:
     return node.value if isinstance(node, cst.Name) else None
 
 
+def _is_type_checking(test: cst.BaseExpression) -> bool:
+    return _last_name(test) == "TYPE_CHECKING"
+
+
 class MigrateImportsCommand(Codemod):
     """Rewrites uses of moved names' old modules to their new modules, in one pass."""
 
     DESCRIPTION = ("Point imports, module-attribute uses and dotted string targets of names "
-                   "SGLang moved at their new module, keeping isort order.")
+                   "SGLang moved at their new module, in the project's import style.")
 
     def __init__(self, context: CodemodContext, *, moves: MoveTable, analysis: Analysis,
-                 package: str | None = None, compat: bool = False) -> None:
+                 package: str | None = None, compat: bool = False,
+                 style: ImportStyle | None = None) -> None:
         super().__init__(context)
         self.moves = moves
         self.analysis = analysis
         self.package = package
         self.compat = compat
-        self.moved = {old: moves.names_from(old) for old in moves.old_modules}
-        self.new_aliases = {new: self._free_alias(new) for new in moves.new_modules}
+        self.style = style or ImportStyle()
+        self.moved = moved_names(moves)
+        self.taken = set(analysis.all_names)
+        self.new_aliases: dict[str, str] = {}
+        self.plan = self._plan()
+        self.replacements = {(owner, new): text for owner, targets in self.plan.items()
+                             for new, text in targets.items()}
+        self.constants: dict[tuple[str, str], str] = {}
+        """(old, new) -> the module-level name holding the module found at import time."""
+        self.needs_type_checking = False
+        self.indent = ""
+        """The indentation of the statement list being rewritten (lines count it)."""
 
-    def _free_alias(self, new: str) -> str:
+    # -- names -------------------------------------------------------------------------
+
+    def _plan(self) -> dict[str, dict[str, str]]:
+        """Returns, for each alias or dotted old module used for moved names, the text that
+        replaces it in front of each new module's names (``m.X`` -> ``<text>.X``).
+
+        A user's ``as`` alias is kept when all its uses moved to one module; a dotted
+        ``import old`` becomes ``import new`` with full dotted uses; otherwise each new
+        module gets a free name (its last component). --compat always needs a name: the
+        old module stands in for it on older releases.
+        """
+        analysis, plan = self.analysis, {}
+        for owner in sorted(analysis.owner_moved):
+            old = analysis.aliases.get(owner, owner)
+            moved = self.moved.get(old, {})
+            news = sorted({moved[n] for n in analysis.owner_moved[owner] if n in moved})
+            reuse = (owner in analysis.explicit_aliases and len(news) == 1
+                     and owner not in analysis.alias_other_uses)
+            dotted = owner not in analysis.aliases and not self.compat
+            plan[owner] = {new: owner if reuse else new if dotted else self._alias_for(new)
+                           for new in news}
+        return plan
+
+    def _alias_for(self, new: str) -> str:
+        """Returns the name bound to ``new`` for its attribute uses (free, and stable)."""
+        if new in self.new_aliases:
+            return self.new_aliases[new]
         alias = new.rpartition(".")[2]
-        if (new, "") in self.analysis.new_bound and alias not in self.analysis.other_bound:
-            return alias  # already bound to the new module, and to nothing else
-        while alias in self.analysis.all_names:
-            alias += "_"
+        if not ((new, "") in self.analysis.new_bound and alias not in self.analysis.other_bound):
+            while alias in self.taken:
+                alias += "_"
+        self.taken.add(alias)
+        self.new_aliases[new] = alias
         return alias
+
+    def constant_for(self, old: str, new: str) -> str:
+        """Returns the module-level name that holds ``new`` or, on older releases, ``old``."""
+        if (old, new) not in self.constants:
+            name = f"_{new.rpartition('.')[2].upper()}_MODULE"
+            while name in self.taken:
+                name += "_"
+            self.taken.add(name)
+            self.constants[(old, new)] = name
+        return self.constants[(old, new)]
+
+    def type_checking_name(self) -> str:
+        """Returns how this module names ``typing.TYPE_CHECKING`` (imported when missing)."""
+        if self.analysis.type_checking is not None:
+            return self.analysis.type_checking
+        self.needs_type_checking = True
+        return "TYPE_CHECKING"
 
     def transform_module(self, tree: cst.Module) -> cst.Module:
         """Returns the rewritten module (no metadata: MetadataWrapper would deep-copy it)."""
@@ -183,13 +236,17 @@ class MigrateImportsCommand(Codemod):
     def transform_module_impl(self, tree: cst.Module) -> cst.Module:
         """Returns ``tree`` with every fixable use of an old module rewritten."""
         if not self.analysis.deep:
-            return tree.with_changes(body=self._rewrite_body(tree.body, ""))
+            return tree.with_changes(body=self.finish_module(self.rewrite_body(tree.body, "")))
         return tree.visit(_Rewriter(self))
 
     # -- statement lists -------------------------------------------------------------
 
-    def _rewrite_body(self, body: Sequence[cst.BaseStatement],
-                      indent: str) -> list[cst.BaseStatement]:
+    def rewrite_body(self, body: Sequence[cst.BaseStatement], indent: str, *,
+                     compat: bool | None = None) -> list[cst.BaseStatement]:
+        """Returns one statement list with its imports rewritten (``compat`` is off under
+        ``if TYPE_CHECKING:``, where only type checkers import)."""
+        compat = self.compat if compat is None else compat
+        self.indent = indent
         body = [line for stmt in body for line in self._expand(stmt)]
         anchors = [i for i, s in enumerate(body) if self._touches(s)]
         if not anchors:
@@ -203,14 +260,14 @@ class MigrateImportsCommand(Codemod):
             prefixes[start] = stmt.leading_lines
             work[start] = stmt.with_changes(leading_lines=())
         slots: list[list[cst.BaseStatement]] = [[s] for s in work]
-        additions: dict[tuple[int, str], _Addition] = {}
+        additions: dict[tuple[str, int, str, str | None], _Addition] = {}
         for i in anchors:
             kept, adds = self._split(work[i], i)
-            slots[i] = [kept] if kept is not None else []
+            slots[i] = kept
             for add in adds:
                 self._merge_addition(additions, add)
         for add in additions.values():
-            self._place(slots, blocks[add.anchor], add, indent)
+            self._place(slots, blocks[add.anchor], add, indent, compat)
         for start, end in set(blocks.values()):
             self._restore_prefix(slots, start, end, prefixes[start])
         return [stmt for slot in slots for stmt in slot]
@@ -242,7 +299,7 @@ class MigrateImportsCommand(Codemod):
         if not self._touches(line):
             return False
         kept, adds = self._split(line, 0)
-        return kept is not line or bool(adds)
+        return kept != [line] or bool(adds)
 
     def _touches(self, stmt: cst.BaseStatement) -> bool:
         node = _single_import(stmt)
@@ -262,7 +319,7 @@ class MigrateImportsCommand(Codemod):
         """Returns the old module a binding names when its attribute uses need work."""
         full = f"{module}.{name}" if module is not None else name
         key = asname or (name if module is not None else full)
-        if full in self.moved and key in self.analysis.alias_moved_uses:
+        if full in self.moved and key in self.plan:
             return full
         return None
 
@@ -282,11 +339,11 @@ class MigrateImportsCommand(Codemod):
     # -- splitting one import statement -------------------------------------------------
 
     def _split(self, stmt: cst.BaseStatement,
-               index: int) -> tuple[cst.BaseStatement | None, list[_Addition]]:
+               index: int) -> tuple[list[cst.BaseStatement], list[_Addition]]:
         assert isinstance(stmt, cst.SimpleStatementLine)
         node = _single_import(stmt)
         if isinstance(node, cst.ImportFrom) and isinstance(node.names, cst.ImportStar):
-            return stmt, self._star_additions(node, index)
+            return [stmt], self._star_additions(node, index)
         assert node is not None
         module = self._resolve(node) if isinstance(node, cst.ImportFrom) else None
         level = len(node.relative) if isinstance(node, cst.ImportFrom) else 0
@@ -294,56 +351,63 @@ class MigrateImportsCommand(Codemod):
         leaving: set[int] = set()
         adds: list[_Addition] = []
         for i, (name, asname) in enumerate(_alias_items(node.names)):
-            add, drop = self._classify(node, module, level, name, asname, index)
-            if add is not None:
+            found, drop = self._classify(node, module, level, name, asname, index)
+            comment = _own_comment(node.names[i]) if drop else None
+            for add in found:
                 adds.append(add)
-                comment = _own_comment(node.names[i]) if drop else None
                 if comment is not None:  # a moved name's own comment goes with it
-                    add.trailing = cst.TrailingWhitespace(
-                        whitespace=cst.SimpleWhitespace("  "), comment=comment)
+                    add.member_comments[add.names[0]] = comment.value
             if drop:
                 leaving.add(i)
         kept = self._without(stmt, node, leaving)
-        if kept is None and isinstance(node, cst.ImportFrom) and len(
-                {(add.level, add.module) for add in adds}) == 1:
-            whole: dict[tuple[int, str], _Addition] = {}
+        if not kept and isinstance(node, cst.ImportFrom) and len(
+                {add.key for add in adds}) == 1:
+            whole: dict[tuple[str, int, str, str | None], _Addition] = {}
             for add in adds:
                 self._merge_addition(whole, add)
             adds = list(whole.values())
-            if adds[0].names == _alias_items(node.names):
+            if adds[0].kind == "from" and adds[0].names == _alias_items(node.names):
                 adds[0].original = node
-        if kept is None:
+        if not kept:
             for add in adds:
                 add.comments = [*stmt.leading_lines]
-                add.trailing = stmt.trailing_whitespace if stmt.trailing_whitespace.comment \
-                    else None
+                trailing = stmt.trailing_whitespace.comment
+                add.comment = trailing.value if trailing is not None else add.comment
         return kept, adds
 
     def _classify(self, node: cst.Import | cst.ImportFrom, module: str | None, level: int,
-                  name: str, asname: str | None, index: int) -> tuple[_Addition | None, bool]:
+                  name: str, asname: str | None,
+                  index: int) -> tuple[list[_Addition], bool]:
         if module is not None and name in self.moved.get(module, {}):
             new = self.moved[module][name]
             level_new, ref = self._ref(new, level)
             assert isinstance(node, cst.ImportFrom)
-            fallback = {(name, asname): (level, _module_text(node), (name, asname))}
-            return _Addition(level_new, ref, [(name, asname)], index, fallback), True
+            fallback: Fallback = ("from", level, _module_text(node), (name, asname))
+            return [_Addition("from", level_new, ref, [(name, asname)], index,
+                              {(name, asname): fallback})], True
         old = self._bound_alias(module, name, asname)
         if old is None:
-            return None, False
-        key = asname or (name if module is not None else old)
-        return self._binding_addition(old, level, index), (
-            key not in self.analysis.alias_other_uses)
+            return [], False
+        owner = asname or (name if module is not None else old)
+        kind: Kind = "import" if isinstance(node, cst.Import) else "from"
+        adds = [self._binding_addition(kind, old, new, text, level, index)
+                for new, text in sorted(self.plan[owner].items())]
+        return adds, owner not in self.analysis.alias_other_uses
 
-    def _binding_addition(self, old: str, level: int, index: int) -> _Addition:
-        new = next(iter(set(self.moved[old].values())))
-        alias = self.new_aliases[new]
+    def _binding_addition(self, kind: Kind, old: str, new: str, text: str, level: int,
+                          index: int) -> _Addition:
+        """Returns the import binding ``text`` to ``new``, in the form the user wrote."""
+        if kind == "import":
+            alias = None if text == new else text
+            fallback: Fallback = ("import", 0, old, (old, alias))
+            return _Addition("import", 0, new, [(new, alias)], index, {(new, alias): fallback})
         parent, _, last = new.rpartition(".")
         level_new, ref = self._ref(parent, level)
-        names: Names = [(last, None if alias == last else alias)]
+        names: Names = [(last, None if text == last else text)]
         old_parent, _, old_last = old.rpartition(".")
         old_level, old_ref = self._ref(old_parent, level)
-        fallback: Fallbacks = {names[0]: (old_level, old_ref, (old_last, alias))}
-        return _Addition(level_new, ref, names, index, fallback)
+        fallback = ("from", old_level, old_ref, (old_last, None if text == old_last else text))
+        return _Addition("from", level_new, ref, names, index, {names[0]: fallback})
 
     def _ref(self, target: str, level: int) -> tuple[int, str]:
         """Returns (level, module text) naming ``target``: relative when ``level`` was."""
@@ -364,91 +428,163 @@ class MigrateImportsCommand(Codemod):
         for name, new in sorted(self.moved.get(module or "", {}).items()):
             if name in self.analysis.used_names and (new, name) not in self.analysis.new_bound:
                 level_new, ref = self._ref(new, level)
-                fallback: Fallbacks = {(name, None): (level, _module_text(node), (name, None))}
-                adds.append(_Addition(level_new, ref, [(name, None)], index, fallback))
+                fallback: Fallback = ("from", level, _module_text(node), (name, None))
+                adds.append(_Addition("from", level_new, ref, [(name, None)], index,
+                                      {(name, None): fallback}))
         return adds
 
     def _without(self, stmt: cst.SimpleStatementLine, node: cst.Import | cst.ImportFrom,
-                 leaving: set[int]) -> cst.SimpleStatementLine | None:
+                 leaving: set[int]) -> list[cst.BaseStatement]:
         assert isinstance(node.names, Sequence)
         if not leaving:
-            return stmt
+            return [stmt]
         if len(leaving) == len(node.names):
-            return None
+            return []
         names = [a for i, a in enumerate(node.names) if i not in leaving]
         if isinstance(node, cst.ImportFrom) and not _has_comment(node):
-            text = render_from(len(node.relative), _module_text(node), _alias_items(names),
-                               multiline=_magic_comma(node), sort=False)
-            return stmt.with_changes(body=[_parse_small(text)])
+            texts = _style.render_from(self.style, len(node.relative), _module_text(node),
+                                       _alias_items(names), sort=False, indent=self.indent,
+                                       # One name left is written on one line where it fits
+                                       # (ruff accepts both; isort folds it).
+                                       magic_comma=_magic_comma(node) and len(names) > 1)
+            lines = [_parse_line(text, self.indent) for text in texts]
+            lines[0] = lines[0].with_changes(leading_lines=stmt.leading_lines)
+            lines[-1] = lines[-1].with_changes(trailing_whitespace=stmt.trailing_whitespace)
+            return list(lines)
         parenthesised = isinstance(node, cst.ImportFrom) and node.rpar is not None
         if not parenthesised:  # a trailing comma is only legal inside parentheses
             names[-1] = names[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
         elif names[-1] is not node.names[-1]:
             names[-1] = _closing_comma(names[-1], node.names[-1])
-        return stmt.with_changes(body=[node.with_changes(names=names)])
+        return [stmt.with_changes(body=[node.with_changes(names=names)])]
 
     # -- adding imports -----------------------------------------------------------------
 
     @staticmethod
-    def _merge_addition(additions: dict[tuple[int, str], _Addition], add: _Addition) -> None:
-        key = (add.level, add.module)
-        known = additions.get(key)
+    def _merge_addition(additions: dict[tuple[str, int, str, str | None], _Addition],
+                        add: _Addition) -> None:
+        known = additions.get(add.key)
         if known is None:
-            additions[key] = add
+            additions[add.key] = add
             return
         known.original = None
         known.names += [n for n in add.names if n not in known.names]
         known.fallbacks.update(add.fallbacks)
         known.comments += add.comments
-        if known.trailing and add.trailing and known.trailing.comment and add.trailing.comment \
-                and add.trailing.comment.value not in known.trailing.comment.value:
-            joined = f"{known.trailing.comment.value}  {add.trailing.comment.value}"
-            known.trailing = known.trailing.with_changes(comment=cst.Comment(joined))
-        known.trailing = known.trailing or add.trailing
+        known.comment = _joined(known.comment, add.comment)
+        known.member_comments.update(add.member_comments)
 
-    def _existing(self, slots: list[list[cst.BaseStatement]], block: tuple[int, int],
-                  add: _Addition) -> tuple[int, int, cst.ImportFrom] | None:
+    def _reachable(self, slots: list[list[cst.BaseStatement]], block: tuple[int, int],
+                   add: _Addition) -> Iterable[tuple[int, int, cst.Import | cst.ImportFrom]]:
         # Imports after the anchor's own block of imports run too late for code between.
         for s, slot in enumerate(slots[:max(add.anchor, block[1]) + 1]):
             for p, stmt in enumerate(slot):
                 node = _single_import(stmt)
-                if (isinstance(node, cst.ImportFrom) and isinstance(node.names, Sequence)
-                        and len(node.relative) == add.level and _module_text(node) == add.module):
-                    return s, p, node
-        return None
+                if node is not None:
+                    yield s, p, node
+
+    def _present(self, node: cst.Import | cst.ImportFrom, add: _Addition) -> Names:
+        """Returns the names of ``add`` that ``node`` already imports."""
+        if not isinstance(node.names, Sequence):
+            return []
+        items = _alias_items(node.names)
+        if add.kind == "import":
+            return [n for n in add.names if isinstance(node, cst.Import) and n in items]
+        if isinstance(node, cst.ImportFrom) and (len(node.relative), _module_text(node)) == (
+                add.level, add.module):
+            return [n for n in add.names if n in items]
+        return []
+
+    def _merge_target(self, node: cst.Import | cst.ImportFrom,
+                      add: _Addition) -> bool:
+        """Returns True when names of ``add`` may join ``node``, as the style writes them."""
+        if add.kind != "from" or self.style.force_single_line or not isinstance(
+                node, cst.ImportFrom) or not isinstance(node.names, Sequence):
+            return False
+        if (len(node.relative), _module_text(node)) != (add.level, add.module):
+            return False
+        return self.style.combine_as or all(a is None for _, a in _alias_items(node.names))
 
     def _place(self, slots: list[list[cst.BaseStatement]], block: tuple[int, int],
-               add: _Addition, indent: str) -> None:
-        found = self._existing(slots, block, add)
-        if found is not None:
-            present = _alias_items(found[2].names)  # type: ignore[arg-type]
+               add: _Addition, indent: str, compat: bool) -> None:
+        reachable = list(self._reachable(slots, block, add))
+        present = {n for _, _, node in reachable for n in self._present(node, add)}
+        if present:
             add.names = [n for n in add.names if n not in present]
             add.original = None
         if not add.names:
             return
-        if self.compat:
-            self._place_compat(slots, block, add)
-        elif found is not None:
-            s, p, node = found
-            slots[s][p] = self._merged(slots[s][p], node, add.names)
-        else:
+        if compat:
+            self._place_compat(slots, block, add, indent)
+            return
+        commented = add.comment or add.member_comments or any(
+            line.comment for line in add.comments) or (
+                add.original is not None and _has_comment(add.original))
+        if add.kind == "from" and not commented and self._regroup(
+                slots, max(add.anchor, block[1]), add.level, add.module, add.names, indent):
+            return
+        target = next(((s, p, node) for s, p, node in reachable
+                       if self._merge_target(node, add)), None)
+        if target is not None:
+            joining = [n for n in add.names if self.style.combine_as or n[1] is None]
+            if joining:
+                s, p, node = target
+                assert isinstance(node, cst.ImportFrom)
+                slots[s][p] = self._merged(slots[s][p], node, joining, indent)
+                add.names = [n for n in add.names if n not in joining]
+                add.original = None
+        if add.names:
             self._insert_sorted(slots, block, add, indent)
 
-    def _merged(self, stmt: cst.BaseStatement, node: cst.ImportFrom,
-                names: Names) -> cst.BaseStatement:
+    def _regroup(self, slots: list[list[cst.BaseStatement]], stop: int, level: int,
+                 module: str, names: Names, indent: str) -> bool:
+        """Rewrites every ``from <module> import`` in ``slots[:stop + 1]`` together with
+        ``names``, as the style writes them all (merged, split, ordered); returns False,
+        changing nothing, when there is none or one of them carries a comment."""
+        found: list[tuple[int, int, cst.SimpleStatementLine]] = []
+        existing: Names = []
+        magic = False
+        for s, slot in enumerate(slots[:stop + 1]):
+            for p, stmt in enumerate(slot):
+                node = _single_import(stmt)
+                if not (isinstance(node, cst.ImportFrom) and isinstance(node.names, Sequence)
+                        and (len(node.relative), _module_text(node)) == (level, module)):
+                    continue
+                assert isinstance(stmt, cst.SimpleStatementLine)
+                if _has_comment(node) or stmt.trailing_whitespace.comment or (
+                        found and any(line.comment for line in stmt.leading_lines)):
+                    return False
+                found.append((s, p, stmt))
+                existing += _alias_items(node.names)
+                magic = magic or (_magic_comma(node) and len(node.names) > 1)
+        if not found:
+            return False
+        lines = self._lines("from", level, module, list(dict.fromkeys(existing + names)),
+                            indent, magic=magic)
+        first_slot, first_place, first = found[0]
+        lines[0] = lines[0].with_changes(leading_lines=first.leading_lines)
+        for s, p, _ in reversed(found):
+            del slots[s][p]
+        slots[first_slot][first_place:first_place] = lines
+        return True
+
+    def _merged(self, stmt: cst.BaseStatement, node: cst.ImportFrom, names: Names,
+                indent: str) -> cst.BaseStatement:
         assert isinstance(stmt, cst.SimpleStatementLine) and isinstance(node.names, Sequence)
         if not _has_comment(node):
-            text = render_from(len(node.relative), _module_text(node),
-                               _alias_items(node.names) + names, multiline=_magic_comma(node))
-            return stmt.with_changes(body=[_parse_small(text)])
+            texts = _style.render_from(self.style, len(node.relative), _module_text(node),
+                                       _alias_items(node.names) + names, indent=indent,
+                                       magic_comma=_magic_comma(node))
+            if len(texts) == 1:
+                return stmt.with_changes(body=[_parse_line(texts[0], indent).body[0]])
         aliases = list(node.names)
         comma = _separator(node)
         for name, asname in names:
             new = cst.ImportAlias(cst.Name(name), asname=cst.AsName(cst.Name(asname))
                                   if asname else None)
-            keys = [_member_key(item) for item in _alias_items(aliases)]
-            at = next((i for i, k in enumerate(keys) if k > _member_key((name, asname))),
-                      len(aliases))
+            keys = [_style.member_key(self.style, *item) for item in _alias_items(aliases)]
+            mine = _style.member_key(self.style, name, asname)
+            at = next((i for i, k in enumerate(keys) if k > mine), len(aliases))
             if at == len(aliases):
                 last_comma = aliases[-1].comma
                 aliases[-1] = aliases[-1].with_changes(comma=_reindented(last_comma, comma))
@@ -457,55 +593,113 @@ class MigrateImportsCommand(Codemod):
                 aliases.insert(at, new.with_changes(comma=comma))
         return stmt.with_changes(body=[node.with_changes(names=aliases)])
 
-    def _new_statement(self, add: _Addition, indent: str) -> cst.SimpleStatementLine:
-        text = render_from(add.level, add.module, add.names, indent=indent)
-        trailing = add.trailing
-        if trailing is not None and trailing.comment is not None and text.endswith(")"):
-            # Wrapped: the comment goes after "(" as isort and ruff put it, where
-            # type-ignore and noqa comments still apply to the first line.
-            text = text.replace("(\n", f"(  {trailing.comment.value}\n", 1)
-            trailing = None
-        stmt = cst.parse_statement(text + "\n")
-        assert isinstance(stmt, cst.SimpleStatementLine)
-        fresh = stmt.body[0]
-        if add.original is not None and _has_comment(add.original):
+    def _lines(self, kind: Kind, level: int, module: str, names: Names, indent: str, *,
+               comment: str | None = None, member_comments: dict[tuple[str, str | None], str]
+               | None = None, magic: bool = False) -> list[cst.SimpleStatementLine]:
+        """Returns the statements importing ``names`` as the style writes them, each name's
+        own comment after it (a statement with commented names is wrapped, as ruff does)."""
+        notes = member_comments or {}
+        if kind == "import":
+            return [_parse_line(_style.render_import(
+                self.style, name, alias, comment=_joined(comment, notes.get((name, alias)))))
+                for name, alias in names]
+        lines = []
+        for text in _style.render_from(self.style, level, module, names, indent=indent,
+                                       comment=comment, magic_comma=magic):
+            line = _parse_line(text, indent)
+            node = line.body[0]
+            assert isinstance(node, cst.ImportFrom) and isinstance(node.names, Sequence)
+            mine = [notes[n] for n in _alias_items(node.names) if n in notes]
+            if mine and len(node.names) > 1 and not _is_wrapped(node) and not magic:
+                lines += self._lines(kind, level, module, _alias_items(node.names), indent,
+                                     comment=comment, member_comments=notes, magic=True)
+                continue
+            lines.append(_with_member_comments(line, notes))
+        return lines
+
+    def _new_statements(self, add: _Addition, indent: str) -> list[cst.SimpleStatementLine]:
+        original = add.original
+        lines = self._lines(add.kind, add.level, add.module, add.names, indent,
+                            comment=add.comment, member_comments=add.member_comments,
+                            magic=original is not None and _magic_comma(original)
+                            and len(add.names) > 1)
+        if original is not None and (_has_comment(original) or len(lines) > 1):
+            # Moving whole, the user's statement keeps its layout and every comment.
+            fresh = lines[0].body[0]
             assert isinstance(fresh, cst.ImportFrom)
-            stmt = stmt.with_changes(body=[add.original.with_changes(
-                relative=fresh.relative, module=fresh.module)])
-        changes: dict[str, object] = {"leading_lines": add.comments}
-        if trailing is not None:
-            changes["trailing_whitespace"] = trailing
-        return stmt.with_changes(**changes)
+            trailing = cst.TrailingWhitespace() if add.comment is None else \
+                cst.TrailingWhitespace(cst.SimpleWhitespace("  "), cst.Comment(add.comment))
+            lines = [lines[0].with_changes(body=[original.with_changes(
+                relative=fresh.relative, module=fresh.module)], trailing_whitespace=trailing)]
+        lines[0] = lines[0].with_changes(leading_lines=add.comments)
+        return lines
+
+    def statement_key(self, stmt: cst.BaseStatement) -> tuple[int, tuple[object, ...]] | None:
+        """Returns where the style sorts an import statement: (section, key); None otherwise."""
+        node = _single_import(stmt)
+        if isinstance(node, cst.Import):
+            module, alias = _alias_items(node.names)[0]
+            return (_style.section_of(self.style, 0, module), _style.statement_key(
+                self.style, kind="import", level=0, module=module, asname=alias))
+        if isinstance(node, cst.ImportFrom):
+            level, module = len(node.relative), _module_text(node)
+            names = _alias_items(node.names) if isinstance(node.names, Sequence) else [
+                ("*", None)]
+            first = min(names, key=lambda n: _style.member_key(self.style, *n))
+            return (_style.section_of(self.style, level, module), _style.statement_key(
+                self.style, kind="from", level=level, module=module, first=first,
+                names=names))
+        return None
 
     def _insert_sorted(self, slots: list[list[cst.BaseStatement]], block: tuple[int, int],
                        add: _Addition, indent: str) -> None:
-        new = self._new_statement(add, indent)
-        key = _module_key(add.level, add.module)
-        last: tuple[int, int] | None = None
-        for s in range(block[0], block[1] + 1):
-            for p, stmt in enumerate(slots[s]):
-                node = _single_import(stmt)
-                if isinstance(node, cst.ImportFrom) and _module_key(
-                        len(node.relative), _module_text(node)) > key:
-                    slots[s].insert(p, new)
-                    return
-                last = (s, p)
-        if last is None:
-            slots[add.anchor].append(new)
-        else:
-            slots[last[0]].insert(last[1] + 1, new)
+        for new in self._new_statements(add, indent):
+            key = self.statement_key(new)
+            assert key is not None
+            last: tuple[int, int] | None = None
+            placed = False
+            for s in range(block[0], block[1] + 1):
+                for p, stmt in enumerate(slots[s]):
+                    other = self.statement_key(stmt)
+                    if other is not None and other[1] > key[1]:
+                        slots[s].insert(p, new)
+                        placed = True
+                        break
+                    last = (s, p)
+                if placed:
+                    break
+            if placed:
+                continue
+            if last is None:
+                slots[add.anchor].append(new)
+            else:
+                slots[last[0]].insert(last[1] + 1, new)
 
     def _place_compat(self, slots: list[list[cst.BaseStatement]], block: tuple[int, int],
-                      add: _Addition) -> None:
-        groups: dict[tuple[int, str], Names] = {}
+                      add: _Addition, indent: str) -> None:
+        groups: dict[tuple[Kind, int, str], Names] = {}
+        notes: dict[tuple[str, str | None], str] = {}
         for name in add.names:
-            level, module, old_name = add.fallbacks[name]
-            groups.setdefault((level, module), []).append(old_name)
-        fallback = "\n".join(render_from(lv, mod, names, indent="    ")
-                             for (lv, mod), names in sorted(groups.items()))
-        body = render_from(add.level, add.module, add.names, indent="    ")
-        stmt = cst.parse_statement(f"try:\n{_indent(body)}\nexcept ImportError:\n"
-                                   f"{_indent(fallback)}\n")
+            kind, level, module, old_name = add.fallbacks[name]
+            groups.setdefault((kind, level, module), []).append(old_name)
+            if name in add.member_comments:
+                notes[old_name] = add.member_comments[name]
+        fallback = [line for (kind, level, module), names in sorted(groups.items())
+                    for line in self._lines(kind, level, module, names, indent + " " * 8,
+                                            comment=add.comment, member_comments=notes)]
+        body = self._lines(add.kind, add.level, add.module, add.names, indent + "    ",
+                           comment=add.comment, member_comments=add.member_comments)
+        guard = self.type_checking_name()
+        stmt = cst.parse_statement(f"try:\n    pass\nexcept ImportError:\n    if not {guard}:\n"
+                                   "        pass\n")
+        assert isinstance(stmt, cst.Try) and len(stmt.handlers) == 1
+        handler = stmt.handlers[0]
+        check = handler.body.body[0]
+        assert isinstance(check, cst.If)
+        stmt = stmt.with_changes(
+            body=stmt.body.with_changes(body=body),
+            handlers=[handler.with_changes(body=handler.body.with_changes(body=[
+                check.with_changes(body=check.body.with_changes(body=fallback))]))])
         filled = [s for s in range(block[0], block[1] + 1) if slots[s]]
         lines = [cst.EmptyLine(indent=False)] if filled else []
         slots[filled[-1] if filled else add.anchor].append(
@@ -521,6 +715,168 @@ class MigrateImportsCommand(Codemod):
                 own = [line for line in first.leading_lines if line.comment is not None]
                 slots[s][0] = first.with_changes(leading_lines=[*prefix, *own])
                 return
+
+    # -- the module's top: TYPE_CHECKING and the modules found at import time -------------
+
+    def finish_module(self, body: list[cst.BaseStatement]) -> list[cst.BaseStatement]:
+        """Returns the module body with what --compat output needs at its top: the
+        ``TYPE_CHECKING`` import and the constants naming the modules found at import time."""
+        if self.needs_type_checking:
+            body = self._add_type_checking(body)
+        if self.constants:
+            at = _import_region_end(body)
+            chosen = [self._constant_statement(old, new, name)
+                      for (old, new), name in self.constants.items()]
+            if at < len(body):
+                body[at] = _with_blank_line(body[at])
+            first = chosen[0]
+            chosen[0] = first.with_changes(leading_lines=[cst.EmptyLine(indent=False)]
+                                           if at else [])
+            body = [*body[:at], *chosen, *body[at:]]
+        return body
+
+    @staticmethod
+    def _constant_statement(old: str, new: str, name: str) -> cst.BaseStatement:
+        return cst.parse_statement(
+            f'try:\n    __import__("{new}")\n    {name} = "{new}"\n'
+            f'except ImportError:\n    {name} = "{old}"\n')
+
+    def _add_type_checking(self, body: list[cst.BaseStatement]) -> list[cst.BaseStatement]:
+        """Returns ``body`` with ``from typing import TYPE_CHECKING`` where the style puts it."""
+        end = _import_region_end(body)
+        slots: list[list[cst.BaseStatement]] = [[stmt] for stmt in body]
+        if end and self._regroup(slots, end - 1, 0, "typing", [("TYPE_CHECKING", None)], ""):
+            return [stmt for slot in slots for stmt in slot]
+        for i in range(end):
+            node = _single_import(body[i])
+            if (isinstance(node, cst.ImportFrom) and not node.relative and _module_text(node)
+                    == "typing" and self._merge_target(node, _Addition(
+                        "from", 0, "typing", [("TYPE_CHECKING", None)], i))):
+                body[i] = self._merged(body[i], node, [("TYPE_CHECKING", None)], "")
+                return body
+        new = _parse_line(_style.render_from(self.style, 0, "typing",
+                                             [("TYPE_CHECKING", None)])[0])
+        key = self.statement_key(new)
+        assert key is not None
+        ordered = [(i, k) for i in range(end) if (k := self.statement_key(body[i])) is not None]
+        before = [(i, k) for i, k in ordered if k < key]
+        after = next(((i, k) for i, k in ordered if k > key), None)
+        if before and before[-1][1][0] == key[0]:  # the end of its own section's block
+            return [*body[:before[-1][0] + 1], new, *body[before[-1][0] + 1:]]
+        if after is None:  # a new section after every import (or the first import)
+            at = before[-1][0] + 1 if before else _docstring_end(body)
+            new = new.with_changes(leading_lines=[cst.EmptyLine(indent=False)] if at else [])
+            if at < len(body) and not before:  # code now follows an import block
+                body[at] = _after_imports(body[at])
+            return [*body[:at], new, *body[at:]]
+        at, other = after
+        blank, own = _split_leading(body[at])
+        new = new.with_changes(leading_lines=blank if at else [])
+        rest = own if other[0] == key[0] else [cst.EmptyLine(indent=False), *own]
+        body[at] = body[at].with_changes(leading_lines=rest)
+        return [*body[:at], new, *body[at:]]
+
+
+def _joined(first: str | None, second: str | None) -> str | None:
+    """Returns two comments as one (``# a  # b``), either alone, or None."""
+    if first is None or second is None or second in first:
+        return first or second
+    return f"{first}  {second}"
+
+
+def _is_wrapped(node: cst.ImportFrom) -> bool:
+    return node.lpar is not None and isinstance(node.lpar.whitespace_after,
+                                                 cst.ParenthesizedWhitespace)
+
+
+def _with_member_comments(line: cst.SimpleStatementLine,
+                          notes: dict[tuple[str, str | None], str]) -> cst.SimpleStatementLine:
+    """Returns ``line`` with each name's comment after it: inside its parentheses when
+    wrapped, else ending the line (a one-name statement)."""
+    node = line.body[0]
+    assert isinstance(node, cst.ImportFrom) and isinstance(node.names, Sequence)
+    items = _alias_items(node.names)
+    if not any(n in notes for n in items):
+        return line
+    if not _is_wrapped(node):
+        own = line.trailing_whitespace.comment
+        joined = own.value if own is not None else None
+        for item in items:
+            joined = _joined(joined, notes.get(item))
+        assert joined is not None
+        return line.with_changes(trailing_whitespace=cst.TrailingWhitespace(
+            cst.SimpleWhitespace("  "), cst.Comment(joined)))
+    aliases = []
+    for alias, item in zip(node.names, items):
+        comma = alias.comma
+        if item in notes and isinstance(comma, cst.Comma) and isinstance(
+                comma.whitespace_after, cst.ParenthesizedWhitespace):
+            space = comma.whitespace_after
+            alias = alias.with_changes(comma=comma.with_changes(whitespace_after=space.with_changes(
+                first_line=cst.TrailingWhitespace(cst.SimpleWhitespace("  "),
+                                                  cst.Comment(notes[item])))))
+        aliases.append(alias)
+    return line.with_changes(body=[node.with_changes(names=aliases)])
+
+
+def _split_leading(stmt: cst.BaseStatement) -> tuple[list[cst.EmptyLine], list[cst.EmptyLine]]:
+    """Returns a statement's leading lines as (blank lines before its comments, the rest)."""
+    lines = list(getattr(stmt, "leading_lines", ()))
+    first = next((i for i, line in enumerate(lines) if line.comment is not None), len(lines))
+    return lines[:first], lines[first:]
+
+
+def _after_imports(stmt: cst.BaseStatement) -> cst.BaseStatement:
+    """Returns ``stmt`` with the blank lines ruff and isort want after an import block:
+    two before a class or function, one before anything else."""
+    _, own = _split_leading(stmt)
+    count = 2 if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)) else 1
+    return stmt.with_changes(
+        leading_lines=[*(cst.EmptyLine(indent=False) for _ in range(count)), *own])
+
+
+def _with_blank_line(stmt: cst.BaseStatement) -> cst.BaseStatement:
+    """Returns ``stmt`` with a blank line above it (unless it already has one)."""
+    blank, own = _split_leading(stmt)
+    if blank:
+        return stmt
+    return stmt.with_changes(
+        leading_lines=[cst.EmptyLine(indent=False), *own])
+
+
+def _is_import_like(stmt: cst.BaseStatement) -> bool:
+    if _single_import(stmt) is not None:
+        return True
+    if isinstance(stmt, cst.SimpleStatementLine):
+        return all(isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body)
+    if isinstance(stmt, cst.Try):
+        return all(_is_import_like(s) for s in stmt.body.body if isinstance(
+            s, cst.BaseStatement)) and any(_catches_import_error(h) for h in stmt.handlers)
+    if isinstance(stmt, cst.If):
+        return _is_type_checking(stmt.test)
+    return False
+
+
+def _docstring_end(body: Sequence[cst.BaseStatement]) -> int:
+    first = body[0] if body else None
+    if (isinstance(first, cst.SimpleStatementLine) and len(first.body) == 1
+            and isinstance(first.body[0], cst.Expr)
+            and isinstance(first.body[0].value, (cst.SimpleString, cst.ConcatenatedString))):
+        return 1
+    return 0
+
+
+def _import_region_end(body: Sequence[cst.BaseStatement]) -> int:
+    """Returns the index after the module's leading imports (docstring, imports, compat
+    ``try`` blocks and ``if TYPE_CHECKING:``): what goes there runs before any other code
+    and leaves every import at the top (no E402)."""
+    at = _docstring_end(body)
+    end = at
+    for i in range(at, len(body)):
+        if not _is_import_like(body[i]):
+            break
+        end = i + 1
+    return end
 
 
 def _own_comment(alias: cst.ImportAlias) -> cst.Comment | None:
@@ -582,14 +938,21 @@ def _own_lines(body: Sequence[cst.BaseSmallStatement]) -> list[cst.SimpleStateme
             for small in body]
 
 
-def _indent(text: str) -> str:
-    return "\n".join("    " + line for line in text.splitlines())
+def _indent(text: str, width: int = 4) -> str:
+    return "\n".join(" " * width + line if line else line for line in text.splitlines())
 
 
-def _parse_small(text: str) -> cst.BaseSmallStatement:
+def _parse_line(text: str, indent: str = "") -> cst.SimpleStatementLine:
+    """Returns the statement ``text`` (its lines prefixed by ``indent``) as a libcst line."""
+    if indent:
+        first, *rest = text.split("\n")
+        if first.rstrip().endswith("\\"):  # a backslash continuation is kept verbatim
+            text = "\n".join([first.removeprefix(indent), *rest])
+        else:  # inside parentheses libcst indents the lines with the block
+            text = "\n".join(line.removeprefix(indent) for line in [first, *rest])
     stmt = cst.parse_statement(text + "\n")
     assert isinstance(stmt, cst.SimpleStatementLine)
-    return stmt.body[0]
+    return stmt
 
 
 class _Rewriter(cst.CSTTransformer):
@@ -600,6 +963,11 @@ class _Rewriter(cst.CSTTransformer):
         self.command = command
         self.analysis = command.analysis
         self.indents: list[str] = []
+        self.type_checking: list[bool] = []
+        """Per indented block: whether it runs only for type checkers (``if TYPE_CHECKING:``)."""
+        self.annotations = 0
+        self.expressions: list[bool] = []
+        """Per expression statement: whether its value is a bare string (a docstring)."""
 
     def visit_Import(self, node: cst.Import) -> bool:
         return False
@@ -621,28 +989,47 @@ class _Rewriter(cst.CSTTransformer):
                 if module in self.command.moves.new_modules or any(
                         f"{module}.{n}" in self.command.moves.new_modules for n, _ in names):
                     return True
+            elif isinstance(imp, cst.Import) and any(
+                    n in self.command.moves.new_modules for n, _ in _alias_items(imp.names)):
+                return True
         return False
+
+    def visit_If(self, node: cst.If) -> None:
+        self._checking = _is_type_checking(node.test)
 
     def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
         outer = self.indents[-1] if self.indents else ""
         self.indents.append(outer + (node.indent or "    "))
+        inherited = bool(self.type_checking) and self.type_checking[-1]
+        self.type_checking.append(inherited or getattr(self, "_checking", False))
+        self._checking = False
+
+    def _compat(self) -> bool:
+        return self.command.compat and not (self.type_checking and self.type_checking[-1])
 
     def leave_SimpleStatementSuite(self, original_node: cst.SimpleStatementSuite,
                                    updated_node: cst.SimpleStatementSuite) -> cst.BaseSuite:
+        checking = getattr(self, "_checking", False)
+        self._checking = False
         block = self.command.expand_suite(updated_node)
         if not isinstance(block, cst.IndentedBlock):
             return block
         outer = self.indents[-1] if self.indents else ""
-        return block.with_changes(body=self.command._rewrite_body(block.body, outer + "    "))
+        compat = self.command.compat and not checking and self._compat()
+        return block.with_changes(body=self.command.rewrite_body(block.body, outer + "    ",
+                                                                 compat=compat))
 
     def leave_IndentedBlock(self, original_node: cst.IndentedBlock,
                             updated_node: cst.IndentedBlock) -> cst.IndentedBlock:
+        compat = self._compat()
         indent = self.indents.pop()
+        self.type_checking.pop()
         return updated_node.with_changes(
-            body=self.command._rewrite_body(updated_node.body, indent))
+            body=self.command.rewrite_body(updated_node.body, indent, compat=compat))
 
     def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
-        return updated_node.with_changes(body=self.command._rewrite_body(updated_node.body, ""))
+        body = self.command.rewrite_body(updated_node.body, "")
+        return updated_node.with_changes(body=self.command.finish_module(body))
 
     def leave_Attribute(self, original_node: cst.Attribute,
                         updated_node: cst.Attribute) -> cst.BaseExpression:
@@ -653,30 +1040,58 @@ class _Rewriter(cst.CSTTransformer):
         if old is None and owner in self.analysis.dotted:
             old = owner
         new = self.command.moved.get(old or "", {}).get(updated_node.attr.value)
-        if new is None:
+        text = self.command.plan.get(owner, {}).get(new or "")
+        if text is None or text == owner:
             return updated_node
-        return updated_node.with_changes(value=cst.Name(self.command.new_aliases[new]))
+        return updated_node.with_changes(value=cst.parse_expression(text))
+
+    def visit_Annotation(self, node: cst.Annotation) -> None:
+        self.annotations += 1
+
+    def leave_Annotation(self, original_node: cst.Annotation,
+                         updated_node: cst.Annotation) -> cst.Annotation:
+        self.annotations -= 1
+        return updated_node
+
+    def visit_Expr(self, node: cst.Expr) -> None:
+        self.expressions.append(isinstance(node.value, (cst.SimpleString,
+                                                        cst.ConcatenatedString)))
+
+    def leave_Expr(self, original_node: cst.Expr, updated_node: cst.Expr) -> cst.Expr:
+        self.expressions.pop()
+        return updated_node
 
     def leave_SimpleString(self, original_node: cst.SimpleString,
-                           updated_node: cst.SimpleString) -> cst.SimpleString:
-        value = updated_node.value
-        body_start = len(updated_node.prefix) + len(updated_node.quote)
-        body = value[body_start:len(value) - len(updated_node.quote)]
-        new = rewrite_string(body, self.command.moves, self.analysis.aliases,
-                             self.command.new_aliases)
+                           updated_node: cst.SimpleString) -> cst.BaseExpression:
+        value, quote, prefix = updated_node.value, updated_node.quote, updated_node.prefix
+        body = value[len(prefix) + len(quote):len(value) - len(quote)]
+        command = self.command
+        if (self._compat() and not self.annotations and "b" not in prefix.lower()
+                and not (self.expressions and self.expressions[-1])
+                and target_spans(body, command.moves)):
+            # Runs on both layouts: the module found at import time, in an f-string.
+            escaped = body.replace("{", "{{").replace("}", "}}")
+            new = rewrite_string(escaped, command.moves, self.analysis.aliases,
+                                 command.replacements, lambda old, new_module: "{"
+                                 + command.constant_for(old, new_module) + "}")
+            if new is not None:
+                fprefix = "f" + prefix.replace("u", "").replace("U", "")
+                return cst.parse_expression(f"{fprefix}{quote}{new}{quote}")
+        new = rewrite_string(body, command.moves, self.analysis.aliases, command.replacements)
         if new is None:
             return updated_node
-        return updated_node.with_changes(value=value[:body_start] + new
-                                         + value[len(value) - len(updated_node.quote):])
+        return updated_node.with_changes(value=value[:len(prefix) + len(quote)] + new
+                                         + value[len(value) - len(quote):])
 
 
 def migrate_source(text: str, *, moves: MoveTable, module: str | None = None,
                    is_package: bool = False, compat: bool = False,
-                   path: str = "<string>") -> MigrationResult:
+                   path: str = "<string>", style: ImportStyle | None = None) -> MigrationResult:
     """Returns the migrated ``text`` as a MigrationResult; never raises on bad input.
 
     ``module`` is the file's dotted module name (for relative imports and to skip
-    the modules that define moved names). The result is ``unchanged`` when there is
+    the modules that define moved names); ``style`` is how the project sorts and wraps
+    imports (ruff's defaults when None). The result is ``unchanged`` when there is
     nothing to do, ``failed`` (with the reason) when the text does not parse or the
     output would not, ``skipped`` for defining modules.
     """
@@ -692,7 +1107,8 @@ def migrate_source(text: str, *, moves: MoveTable, module: str | None = None,
     if not analysis.fixable:
         return MigrationResult("unchanged", text, analysis=analysis)
     command = MigrateImportsCommand(CodemodContext(filename=path), moves=moves,
-                                    analysis=analysis, package=package, compat=compat)
+                                    analysis=analysis, package=package, compat=compat,
+                                    style=style)
     return _finish(run_codemod(command, text), text, moves, package, path)
 
 
