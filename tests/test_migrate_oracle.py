@@ -5,12 +5,14 @@ the real tool under a project configuration, migrated (plain and ``--compat``) i
 style :func:`~auxcheck.migrate._style.find_style` reads from that configuration, and
 checked by the same tool again: ``ruff check --select I`` must pass and isort must leave
 the text as it is. Each configuration is one ruff run (or one in-process isort pass)
-over every generated file together.
+over every generated file together. The ``--compat`` rewrite of a legacy observer is then
+run on the real sources of SGLang 0.5.19 and 0.5.23 from their wheels.
 """
 
 from __future__ import annotations
 
 import ast
+import json
 import random
 import subprocess
 import sys
@@ -178,3 +180,74 @@ def test_the_generated_inputs_cover_every_form() -> None:
                    "from sglang.srt.sampling import sampling_observer", " as ",
                    f"from {NEW} import", "# noqa: F401", f'"{OLD}.CommittedTokens"'):
         assert needle in texts, needle
+
+
+LEGACY_OBSERVER = f'''\
+"""A legacy observer and its test, as plugins wrote them before SGLang 0.5.20."""
+
+from unittest import mock
+
+import sglang.srt.sampling.sampling_observer as api
+from sglang.srt.sampling import sampling_observer
+from sglang.srt.sampling.sampling_observer import CommittedTokens, SamplingObserver
+
+
+def commit(index: int) -> CommittedTokens:
+    return CommittedTokens(index, ())
+
+
+@mock.patch("{OLD}.HostAuxiliaryOutput")
+def patched(host: mock.MagicMock) -> object:
+    return sampling_observer.HostAuxiliaryOutput
+
+
+RESULT = {{
+    "commit": type(commit(0)).__module__,
+    "device": api.DeviceAuxiliaryOutput.__module__,
+    "observer": SamplingObserver.__module__,
+    "patched": patched() is not None and isinstance(patched(), mock.MagicMock),
+}}
+'''
+
+RUN_IN_RELEASE = """\
+import json, sys, types
+tree, path = sys.argv[1], sys.argv[2]
+package = types.ModuleType("sglang")  # sglang/__init__.py needs the whole GPU stack
+package.__path__ = [tree + "/sglang"]
+sys.modules["sglang"] = package
+namespace = {"__name__": "legacy"}
+exec(compile(open(path).read(), path, "exec"), namespace)
+print(json.dumps(namespace["RESULT"]))
+"""
+
+
+@pytest.mark.parametrize(("version", "home"), [("0.5.19", OLD), ("0.5.23", NEW)])
+def test_compat_output_runs_on_a_real_release_of_either_layout(
+        tmp_path: Path, version: str, home: str) -> None:
+    """The --compat rewrite of a legacy observer imports, patches and resolves every moved
+    name in real SGLang 0.5.19 (old layout) and 0.5.23 (new), run from the wheels'
+    sources with torch; the plain rewrite would fail on 0.5.19."""
+    from conftest import real_tree
+
+    result = migrate_source(LEGACY_OBSERVER, moves=MOVES, compat=True)
+    assert result.status == "changed", result.reason
+    path = tmp_path / "legacy.py"
+    path.write_text(result.text)
+    completed = subprocess.run([sys.executable, "-c", RUN_IN_RELEASE, str(real_tree(version)),
+                                str(path)], capture_output=True, text=True, check=False)
+    assert completed.returncode == 0, completed.stderr[-2000:]
+    assert json.loads(completed.stdout) == {"commit": home, "device": home, "observer": OLD,
+                                            "patched": True}
+
+
+def test_the_plain_rewrite_needs_the_new_layout(tmp_path: Path) -> None:
+    """Without --compat the rewrite of the same observer fails on real 0.5.19 (so the runs
+    above tell a fallback that works from one that is never taken)."""
+    from conftest import real_tree
+
+    path = tmp_path / "legacy.py"
+    path.write_text(migrate_source(LEGACY_OBSERVER, moves=MOVES).text)
+    completed = subprocess.run([sys.executable, "-c", RUN_IN_RELEASE, str(real_tree("0.5.19")),
+                                str(path)], capture_output=True, text=True, check=False)
+    assert completed.returncode != 0
+    assert "auxiliary_output" in completed.stderr
