@@ -13,6 +13,33 @@ from auxcheck.errors import InvalidArgument
 _TOML = "tomllib" if sys.version_info >= (3, 11) else "tomli"
 
 
+class TomlFileError(Exception):
+    """A TOML file cannot be read or parsed; ``problem`` says which, and why."""
+
+    def __init__(self, path: Path, problem: str) -> None:
+        self.path = path
+        self.problem = problem
+        super().__init__(f"{path}: {problem}")
+
+
+def load_toml(path: Path) -> dict[str, Any]:
+    """Returns the parsed TOML file at ``path``: the one TOML reader of auxcheck.
+
+    Raises TomlFileError (``cannot read: ...`` or ``not valid TOML (...)``); each caller
+    turns it into its own error, naming the setting it was reading.
+    """
+    tomllib: Any = importlib.import_module(_TOML)  # on first use: it costs a no-work run
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise TomlFileError(path, f"cannot read: {exc.strerror or exc}") from None
+    try:
+        data: dict[str, Any] = tomllib.loads(text)
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise TomlFileError(path, f"not valid TOML ({exc})") from None
+    return data
+
+
 def read_pyproject(root: Path) -> dict[str, Any]:
     """Returns the parsed ``root/pyproject.toml`` ({} when there is none).
 
@@ -21,12 +48,10 @@ def read_pyproject(root: Path) -> dict[str, Any]:
     path = root / "pyproject.toml"
     if not path.is_file():
         return {}
-    tomllib: Any = importlib.import_module(_TOML)
     try:
-        data: dict[str, Any] = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as exc:
-        raise InvalidArgument(f"{path}: not valid TOML ({exc}); fix the file") from None
-    return data
+        return load_toml(path)
+    except TomlFileError as exc:
+        raise InvalidArgument(f"{exc}; fix the file") from None
 
 
 def _tool_setting(root: Path, key: str) -> object:

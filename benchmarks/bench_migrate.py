@@ -28,13 +28,13 @@ import functools
 import os
 import random
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
+
+from _timing import best_of, medians
 
 OLD = "sglang.srt.sampling.sampling_observer"
 NEW = "sglang.srt.managers.auxiliary_output"
@@ -70,31 +70,6 @@ def build_tree(root: Path, sources: list[Path], *, files: int, share: float,
             injected.append(dst)
         dst.write_bytes(data)
     return injected
-
-
-def best_of(runs: int, action: Callable[[], object]) -> float:
-    """Returns the best wall time, in seconds, of ``runs`` calls of ``action``."""
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        action()
-        times.append(time.perf_counter() - start)
-    return min(times)
-
-
-def medians(runs: int, *actions: Callable[[], object]) -> list[float]:
-    """Returns the median wall time, in seconds, of each action over ``runs`` rounds.
-
-    Each round runs every action once, in turn, so that a slow spell of the machine
-    weighs on all of them alike.
-    """
-    times: list[list[float]] = [[] for _ in actions]
-    for _ in range(runs):
-        for action, spent in zip(actions, times):
-            start = time.perf_counter()
-            action()
-            spent.append(time.perf_counter() - start)
-    return [statistics.median(spent) for spent in times]
 
 
 @functools.lru_cache(maxsize=1)

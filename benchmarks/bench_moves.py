@@ -24,22 +24,13 @@ import sys
 import tempfile
 import time
 import warnings
-from collections.abc import Callable
 from pathlib import Path
+
+from _timing import best_of
 
 from auxcheck._index import ReleaseIndex
 from auxcheck._moves_infer import infer_moves
 from auxcheck.releases import Release, cache_dir, find_release
-
-
-def best_of(runs: int, action: Callable[[], object]) -> float:
-    """Returns the best wall time, in seconds, of ``runs`` calls of ``action``."""
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        action()
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def moves_cli(older: str, newer: str, cache: Path) -> subprocess.CompletedProcess[str]:

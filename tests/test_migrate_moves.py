@@ -85,7 +85,7 @@ def test_invalid_toml_names_the_file(tmp_path: Path) -> None:
     bad = tmp_path / "moves.toml"
     bad.write_text("[[move]\n")
     with pytest.raises(MovesTableError, match=r"moves\.toml: moves entry \(file\): not valid "
-                       r"TOML: "):
+                       r"TOML \(Expected ']]' at the end of an array declaration"):
         load_moves(moves_file=bad)
 
 

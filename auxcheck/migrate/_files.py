@@ -33,7 +33,6 @@ __all__ = [
     "broken_file_finding",
     "iter_python_files",
     "module_name_of",
-    "read_bytes",
     "read_source",
 ]
 
@@ -193,21 +192,6 @@ def _read_rest(fd: int) -> bytes:
     while chunk := os.read(fd, _BUFFER_SIZE):
         chunks.append(chunk)
     return b"".join(chunks)
-
-
-def read_bytes(path: str) -> bytes:
-    """Returns the file's bytes with two system calls (cheaper than a buffered file object)."""
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        size = os.fstat(fd).st_size
-        chunks = [os.read(fd, size + 1)]
-        if len(chunks[0]) <= size:
-            return chunks[0]
-        while chunks[-1]:  # the file grew since fstat, or it is not a regular file
-            chunks.append(os.read(fd, 1 << 20))
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
 
 
 def read_source(path: str) -> SourceFile:

@@ -13,8 +13,6 @@ on a tree with no work a tenth of its time.
 
 from __future__ import annotations
 
-import importlib
-import sys
 from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -57,7 +55,7 @@ class MoveTable:
     every file and string.
     """
 
-    __slots__ = ("_by_old", "_hash", "_names", "_needles", "_new", "_old", "moves")
+    __slots__ = ("_by_old", "_hash", "_names", "_needles", "_new", "_old", "_packages", "moves")
     moves: tuple[Move, ...]
     _by_old: Mapping[str, Mapping[str, str]]
     _old: frozenset[str]
@@ -65,6 +63,7 @@ class MoveTable:
     _hash: int
     _needles: tuple[bytes, ...]
     _names: tuple[bytes, ...]
+    _packages: frozenset[str]
 
     def __init__(self, moves: tuple[Move, ...]) -> None:
         by_old: dict[str, dict[str, str]] = {}
@@ -79,6 +78,8 @@ class MoveTable:
         init(self, "_hash", hash(moves))
         init(self, "_needles", tuple(sorted({m.old.rpartition(".")[2].encode() for m in moves})))
         init(self, "_names", tuple(sorted({n.encode() for m in moves for n in m.names})))
+        init(self, "_packages", frozenset(module.partition(".")[0] for m in moves
+                                          for module in (m.old, m.new)))
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError(f"cannot assign to field {name!r}: a MoveTable is immutable")
@@ -108,6 +109,12 @@ class MoveTable:
     def new_modules(self) -> frozenset[str]:
         """Returns the modules names moved into."""
         return self._new
+
+    @property
+    def packages(self) -> frozenset[str]:
+        """Returns the top-level packages of the old and new modules (``sglang``): where a
+        file's dotted module name is anchored when its folders have no ``__init__.py``."""
+        return self._packages
 
     def names_from(self, old: str) -> dict[str, str]:
         """Returns {moved name: new module} for the names that left module ``old``."""
@@ -200,22 +207,13 @@ def parse_moves(entries: object, *, source: str) -> tuple[Move, ...]:
     return moves
 
 
-def _tomllib() -> Any:
-    # tomllib is stdlib from 3.11; 3.10 uses the tomli backport (a conditional dependency).
-    # Imported on first use: it costs more than the rest of a run that finds no work.
-    return importlib.import_module("tomllib" if sys.version_info >= (3, 11) else "tomli")
-
-
 def _read_toml(path: Path) -> dict[str, Any]:
-    tomllib = _tomllib()
+    from auxcheck._config import TomlFileError, load_toml  # only when a moves file is read
+
     try:
-        with path.open("rb") as handle:
-            data: dict[str, Any] = tomllib.load(handle)
-            return data
-    except OSError as exc:
-        raise MovesTableError(str(path), "(file)", f"cannot read: {exc.strerror}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise MovesTableError(str(path), "(file)", f"not valid TOML: {exc}") from None
+        return load_toml(path)
+    except TomlFileError as exc:
+        raise MovesTableError(str(path), "(file)", exc.problem) from None
 
 
 _BUILTIN = (

@@ -87,11 +87,6 @@ class RunSummary:
         return [f for o in self.outcomes for f in o.findings]
 
 
-def _anchors(moves: MoveTable) -> set[str]:
-    return {m.old.partition(".")[0] for m in moves.moves} | {
-        m.new.partition(".")[0] for m in moves.moves}
-
-
 def _diff(path: str, before: str, after: str) -> str:
     import difflib
 
@@ -180,7 +175,7 @@ def migrate_file(path: str, *, moves: MoveTable, mode: Mode,
         return FileOutcome(path, "failed", (broken_file_finding(path, exc),), exc.reason)
     if not moves.could_use(source.data):
         return FileOutcome(path, "unchanged")
-    module = module_name_of(path, anchors=_anchors(moves))
+    module = module_name_of(path, anchors=moves.packages)
     outcome = process_source(source, moves=moves, mode=mode, compat=compat, module=module)
     if mode == "write" and outcome.status == "changed" and outcome.data is not None:
         try:

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import configparser
 import functools
-import importlib
 import os
 import re
 import sys
@@ -233,14 +232,13 @@ def _style_for_folder(folder: str) -> ImportStyle:
 
 
 def _load_toml(path: Path) -> dict[str, Any]:
-    # tomllib is stdlib from 3.11; 3.10 uses the tomli backport (a conditional dependency).
-    tomllib: Any = importlib.import_module("tomllib" if sys.version_info >= (3, 11) else "tomli")
+    from auxcheck._config import TomlFileError, load_toml
+
     try:
-        data: dict[str, Any] = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as exc:
-        raise StyleConfigError(str(path), "(file)", f"not valid TOML ({exc})",
-                               "fix the file's syntax") from None
-    return data
+        return load_toml(path)
+    except TomlFileError as exc:
+        raise StyleConfigError(str(path), "(file)", exc.problem,
+                               "fix the file (its syntax, or its permissions)") from None
 
 
 def _ruff_config_in(directory: Path) -> tuple[Path, dict[str, Any], str] | None:

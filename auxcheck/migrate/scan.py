@@ -21,7 +21,6 @@ from auxcheck.migrate._files import (
     UndecodableFile,
     iter_python_files,
     module_name_of,
-    read_bytes,
     read_source,
 )
 from auxcheck.migrate._moves import MoveTable, builtin_moves
@@ -34,7 +33,6 @@ __all__ = [
     "Use",
     "alias_spans",
     "analyze",
-    "is_candidate",
     "is_defining_module",
     "moved_names",
     "package_of",
@@ -110,12 +108,6 @@ class Analysis:
         return any(use.code == "AUX501" for use in self.uses)
 
 
-def is_candidate(data: bytes, moves: MoveTable) -> bool:
-    """Returns True when ``data`` can hold a use of an old module (the cheap prefilter,
-    :meth:`MoveTable.could_use`)."""
-    return moves.could_use(data)
-
-
 def package_of(module: str | None, *, is_package: bool) -> str | None:
     """Returns the package relative imports resolve against in ``module``."""
     if module is None:
@@ -159,7 +151,7 @@ def target_spans(text: str, moves: MoveTable) -> list[tuple[int, int, str, str]]
     """
     if not any(top in text for top in _tops(moves)):
         return []  # the cheap test: most strings name no old module's package at all
-    moved = _moved(moves)
+    moved = moved_names(moves)
     spans = []
     for match in _DOTTED.finditer(text):
         token = match.group()
@@ -186,7 +178,7 @@ def alias_spans(text: str, moves: MoveTable,
     """
     if not aliases or not _TYPE_EXPRESSION.fullmatch(text):
         return []
-    moved = _moved(moves)
+    moved = moved_names(moves)
     spans = []
     for match in _DOTTED.finditer(text):
         owner, _, name = match.group().rpartition(".")
@@ -225,8 +217,6 @@ def moved_names(moves: MoveTable) -> dict[str, dict[str, str]]:
     """Returns {old module: {moved name: new module}}, built once per table (do not modify)."""
     return {old: moves.names_from(old) for old in moves.old_modules}
 
-
-_moved = moved_names
 
 
 class _Scanner(ast.NodeVisitor):
@@ -299,7 +289,7 @@ class _Scanner(ast.NodeVisitor):
                       "import the moved names explicitly from their new module and drop "
                       "the star import")
             return
-        new = _moved(self.moves).get(module, {}).get(alias.name)
+        new = moved_names(self.moves).get(module, {}).get(alias.name)
         if new is not None:
             self._use("AUX501", node, f"{alias.name} imported from {module}",
                       f"import it from {new}, where it moved")
@@ -455,7 +445,7 @@ def _attribute_uses(scanner: _Scanner) -> None:
             old = owner
         if old is None or owner is None:
             continue
-        new = _moved(moves)[old].get(node.attr)
+        new = moved_names(moves)[old].get(node.attr)
         if new is None:
             result.alias_other_uses.add(owner)
             continue
@@ -478,7 +468,7 @@ def _string_uses(scanner: _Scanner) -> None:
         if aliases and _TYPE_EXPRESSION.fullmatch(node.value):
             for match in _DOTTED.finditer(node.value):  # "m.Staying" keeps m's import
                 owner, _, name = match.group().rpartition(".")
-                if owner in aliases and name not in _moved(moves).get(aliases[owner], {}):
+                if owner in aliases and name not in moved_names(moves).get(aliases[owner], {}):
                     scanner.result.alias_other_uses.add(owner)
         if spans or target_spans(node.value, moves):
             scanner._use("AUX501", node, f"string {node.value!r} names a moved symbol's old "
@@ -493,7 +483,7 @@ def _star_uses(scanner: _Scanner) -> None:
             result.used_names.add(name.id)
     result.used_names |= scanner.exported
     for old in sorted(result.star_modules):
-        for moved, new in sorted(_moved(scanner.moves)[old].items()):
+        for moved, new in sorted(moved_names(scanner.moves)[old].items()):
             if moved in result.used_names and (new, moved) not in result.new_bound:
                 scanner._use("AUX501", _first_star(scanner, old), f"{moved} used through "
                              f"`from {old} import *`", f"import it explicitly from {new}")
@@ -542,17 +532,12 @@ def _scan_file(path: str, table: MoveTable, report: Report) -> None:
     except UndecodableFile as exc:
         report.add(broken_file_finding(path, exc))
         return
-    module = module_name_of(path, anchors=_anchors(table))
+    module = module_name_of(path, anchors=table.packages)
     try:
         report.extend(scan_source(source.text, moves=table, module=module, path=path,
                                   is_package=path.endswith("__init__.py")))
     except PARSE_ERRORS as exc:
         report.add(broken_file_finding(path, exc, text=source.text))
-
-
-def _anchors(table: MoveTable) -> set[str]:
-    return {m.old.partition(".")[0] for m in table.moves} | {
-        m.new.partition(".")[0] for m in table.moves}
 
 
 def scan_paths(paths: Sequence[str] | Iterable[str], *, moves: MoveTable | None = None,
@@ -561,19 +546,20 @@ def scan_paths(paths: Sequence[str] | Iterable[str], *, moves: MoveTable | None 
 
     Each finding is AUX501 (``auxcheck migrate`` can fix it), AUX502 (needs a
     human: star or dynamic imports) or AUX504 (a file that cannot be read, decoded or
-    parsed), located at ``path:line:col``. Files without an old module's name are
-    never parsed, unless ``every_file`` (``auxcheck check`` sets it, so that every
+    parsed), located at ``path:line:col``. Files that cannot hold a use
+    (:meth:`MoveTable.could_use`) are never parsed, unless ``every_file`` (``auxcheck check`` sets it, so that every
     broken file of a plugin is reported); libcst is never imported. ``pytest
     --auxcheck`` calls this.
     """
-    from auxcheck.migrate._files import broken_file_finding
+    from auxcheck.migrate._files import Prefilter, broken_file_finding
     from auxcheck.report import Report
 
     table = moves or builtin_moves()
     report = Report("auxcheck migrate --check")
+    could_use = Prefilter(table.needles(), table.could_use)
     for path in iter_python_files(paths, exclude=exclude):
         try:
-            if every_file or is_candidate(read_bytes(path), table):
+            if every_file or could_use(path):
                 _scan_file(path, table, report)
         except OSError as exc:
             report.add(broken_file_finding(path, exc))

@@ -39,7 +39,6 @@ from auxcheck.migrate._style import ImportStyle
 from auxcheck.migrate.scan import (
     Analysis,
     analyze,
-    is_candidate,
     is_defining_module,
     moved_names,
     package_of,
@@ -938,10 +937,6 @@ def _own_lines(body: Sequence[cst.BaseSmallStatement]) -> list[cst.SimpleStateme
             for small in body]
 
 
-def _indent(text: str, width: int = 4) -> str:
-    return "\n".join(" " * width + line if line else line for line in text.splitlines())
-
-
 def _parse_line(text: str, indent: str = "") -> cst.SimpleStatementLine:
     """Returns the statement ``text`` (its lines prefixed by ``indent``) as a libcst line."""
     if indent:
@@ -965,6 +960,8 @@ class _Rewriter(cst.CSTTransformer):
         self.indents: list[str] = []
         self.type_checking: list[bool] = []
         """Per indented block: whether it runs only for type checkers (``if TYPE_CHECKING:``)."""
+        self.checking = False
+        """Set by ``if TYPE_CHECKING:`` for the block (or one-line suite) that follows."""
         self.annotations = 0
         self.expressions: list[bool] = []
         """Per expression statement: whether its value is a bare string (a docstring)."""
@@ -995,27 +992,26 @@ class _Rewriter(cst.CSTTransformer):
         return False
 
     def visit_If(self, node: cst.If) -> None:
-        self._checking = _is_type_checking(node.test)
+        self.checking = _is_type_checking(node.test)
 
     def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
         outer = self.indents[-1] if self.indents else ""
         self.indents.append(outer + (node.indent or "    "))
         inherited = bool(self.type_checking) and self.type_checking[-1]
-        self.type_checking.append(inherited or getattr(self, "_checking", False))
-        self._checking = False
+        self.type_checking.append(inherited or self.checking)
+        self.checking = False
 
     def _compat(self) -> bool:
         return self.command.compat and not (self.type_checking and self.type_checking[-1])
 
     def leave_SimpleStatementSuite(self, original_node: cst.SimpleStatementSuite,
                                    updated_node: cst.SimpleStatementSuite) -> cst.BaseSuite:
-        checking = getattr(self, "_checking", False)
-        self._checking = False
+        checking, self.checking = self.checking, False
         block = self.command.expand_suite(updated_node)
         if not isinstance(block, cst.IndentedBlock):
             return block
         outer = self.indents[-1] if self.indents else ""
-        compat = self.command.compat and not checking and self._compat()
+        compat = self._compat() and not checking
         return block.with_changes(body=self.command.rewrite_body(block.body, outer + "    ",
                                                                  compat=compat))
 
@@ -1097,7 +1093,7 @@ def migrate_source(text: str, *, moves: MoveTable, module: str | None = None,
     """
     if is_defining_module(module, moves):
         return MigrationResult("skipped", text, "defines moved names")
-    if not is_candidate(text.encode("utf-8", "surrogatepass"), moves):
+    if not moves.could_use(text.encode("utf-8", "surrogatepass")):
         return MigrationResult("unchanged", text)
     package = package_of(module, is_package=is_package)
     try:
@@ -1134,7 +1130,3 @@ def _finish(result: object, text: str, moves: MoveTable, package: str | None,
     status: Literal["changed", "unchanged"] = "changed" if result.code != text else "unchanged"
     return MigrationResult(status, result.code, analysis=after)
 
-
-def migrate_texts(texts: Iterable[str], *, moves: MoveTable) -> list[MigrationResult]:
-    """Returns the migration of each text (a convenience for tests and benchmarks)."""
-    return [migrate_source(t, moves=moves) for t in texts]
