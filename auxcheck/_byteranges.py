@@ -22,18 +22,28 @@ class ByteRange(NamedTuple):
     hi: int
 
 
+_DEVICE_KEYS: dict[Any, tuple[str, int]] = {}
+
+
 def device_key(tensor: Any) -> tuple[str, int]:
     """Returns ``(device type, index)``; an index-less CPU device counts as index -1."""
     device = tensor.device
-    index = device.index
-    return (str(device.type), -1 if index is None else int(index))
+    key = _DEVICE_KEYS.get(device)
+    if key is None:  # a handful of devices per process: each is spelled out once
+        index = device.index
+        key = _DEVICE_KEYS[device] = (str(device.type), -1 if index is None else int(index))
+    return key
 
 
 def byte_range(tensor: Any) -> ByteRange | None:
     """Returns the bytes ``tensor`` touches, or None for a zero-element tensor."""
-    if tensor.numel() == 0:
+    count = tensor.numel()
+    if count == 0:
         return None
     itemsize = tensor.element_size()
+    ptr = tensor.data_ptr()
+    if tensor.is_contiguous():  # the common case: one dense block, no stride walk
+        return ByteRange(device_key(tensor), ptr, ptr + itemsize * count)
     low = high = 0
     for size, stride in zip(tensor.shape, tensor.stride()):
         extent = (size - 1) * stride
@@ -41,7 +51,6 @@ def byte_range(tensor: Any) -> ByteRange | None:
             low += extent
         else:
             high += extent
-    ptr = tensor.data_ptr()
     return ByteRange(device_key(tensor), ptr + itemsize * low, ptr + itemsize * (high + 1))
 
 

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from auxcheck.aliasing import StaticBufferRegistry
 
 __all__ = [
+    "DEFAULT_BATCH_SIZE",
     "BatchSize",
     "Forward",
     "GraphOutputs",
@@ -51,12 +52,15 @@ __all__ = [
     "forward_producer",
     "infer_batch_sizes",
     "run_loop",
+    "sample_output",
     "sampling_producer",
     "source_of",
 ]
 
 SourceKind = Literal["instance", "factory", "batch-factory"]
-_OBSERVER_SIZES = (3, 4, 2, 3)
+DEFAULT_BATCH_SIZE = 3
+"""The batch size assumed when neither a declaration nor the output's tensors tell."""
+_OBSERVER_SIZES = (DEFAULT_BATCH_SIZE, 4, 2, 3)
 _MAX_CANDIDATES = 3
 
 
@@ -599,6 +603,21 @@ class OutputSource:
     value: Any
 
 
+def sample_output(source: OutputSource, batch_size: int | None = None) -> Any:
+    """Returns one output of ``source``: the instance, or what its factory returns (None if it raises).
+
+    A factory taking the batch gets a scheduler batch of ``batch_size`` requests
+    (default :data:`DEFAULT_BATCH_SIZE`).
+    """
+    from auxcheck._scheduler import SchedulerModel
+
+    if source.kind == "instance":
+        return source.value
+    args = () if source.kind == "factory" else (
+        SchedulerModel().batch(batch_size or DEFAULT_BATCH_SIZE),)
+    return guard(source.value, *args).value
+
+
 def source_of(value: Any) -> OutputSource:
     """Returns how ``value`` yields device outputs.
 
@@ -644,7 +663,7 @@ def infer_batch_sizes(output: Any) -> list[BatchSize]:
             entry[1] += dims[0] == n
     ranked = sorted(score.items(), key=lambda kv: (-kv[1][0], -kv[1][1], kv[0]))
     if not ranked:
-        return [BatchSize((3,), "assumed a batch of 3 requests (the output holds no tensor to "
+        return [BatchSize((DEFAULT_BATCH_SIZE,), f"assumed a batch of {DEFAULT_BATCH_SIZE} requests (the output holds no tensor to "
                                 "tell); declare auxcheck_batch_size (or --batch-size) to set it")]
     return [BatchSize((n, ), f"inferred a batch of {n} requests from {info[2]}; declare "
                              "auxcheck_batch_size (or --batch-size) to set it")

@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
@@ -24,13 +24,11 @@ from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument as HypothesisInvalidArgument
 
 from auxcheck import strategies as aux
+from auxcheck._options import AuxcheckOptions
 from auxcheck.errors import ContractViolation, InvalidArgument
 from auxcheck.properties import Implementation, PropertyTest, load_implementation, property_tests
 from auxcheck.releases import ReleaseError
 from auxcheck.report import Finding, Report, describe
-
-if TYPE_CHECKING:
-    from auxcheck.pytest_plugin import AuxcheckOptions
 
 __all__ = [
     "describe_impl",
@@ -69,9 +67,7 @@ def validate_options(options: AuxcheckOptions) -> None:
 
 def resolve_settings(profile: str) -> settings:
     """Returns the settings of ``profile``: an auxcheck profile or one registered with Hypothesis."""
-    if profile in aux.PROFILES:
-        return aux.settings_for(profile)
-    return settings.get_profile(profile)
+    return aux.resolve_profile(profile)
 
 
 @functools.cache
@@ -146,9 +142,10 @@ class Source:
         if self.kind == "factory":
             return st.builds(self.value)
         if self.kind == "batch-factory":
+            from auxcheck._loop import DEFAULT_BATCH_SIZE
             from auxcheck._scheduler import SchedulerModel
 
-            size = batch_size or 3
+            size = batch_size or DEFAULT_BATCH_SIZE
             return st.integers(0, 2**16).map(
                 lambda seed: self.value(SchedulerModel(seed=seed).batch(size)))
         return st.just(self.value)
@@ -254,13 +251,10 @@ def run_device_check(key: str, value: Any, *, options: AuxcheckOptions, context:
 
 def _one_output(source: Source, batch_size: int | None) -> Any:
     """Returns one output of a non-strategy source (None when its factory raises)."""
-    from auxcheck._calls import guard
-    from auxcheck._scheduler import SchedulerModel
+    from auxcheck._loop import OutputSource, sample_output
 
-    if source.kind == "instance":
-        return source.value
-    args = () if source.kind == "factory" else (SchedulerModel().batch(batch_size or 3),)
-    return guard(source.value, *args).value
+    return sample_output(OutputSource(source.kind, source.value),  # type: ignore[arg-type]
+                         batch_size)
 
 
 def _has_pp(source: Source, batch_size: int | None) -> bool:
@@ -273,10 +267,11 @@ def _source_report(source: Source, static_buffers: Any, pp_observer: Any,
                    batch_size: int | None) -> Report:
     """Returns every finding of a non-strategy source: the step loop, then PP transport."""
     from auxcheck._loop import OutputSource, check_source
-    from auxcheck.validate import _pp_findings, static_registry
+    from auxcheck.aliasing import as_registry
+    from auxcheck.validate import _pp_findings
 
     report = check_source(OutputSource(source.kind, source.value),  # type: ignore[arg-type]
-                          batch_size=batch_size, static=static_registry(static_buffers))
+                          batch_size=batch_size, static=as_registry(static_buffers))
     output = _one_output(source, batch_size)
     if output is not None:
         report.extend(_pp_findings(output, pp_observer))
@@ -377,9 +372,9 @@ def property_names() -> tuple[tuple[str, tuple[str, ...]], ...]:
 def _properties(impl: Implementation, *, leaves: Any, profile: str, fraction: int = 1,
                 batch_size: int | None = None) -> list[PropertyTest]:
     """Returns the property tests under ``profile`` with 1/``fraction`` of its examples."""
-    examples = max(5, resolve_settings(profile).max_examples // fraction)
-    name = profile if profile in aux.PROFILES else "auxcheck-default"
-    return list(property_tests(impl, leaves=leaves, profile=name, max_examples=examples,
+    chosen = resolve_settings(profile)
+    examples = max(5, chosen.max_examples // fraction)
+    return list(property_tests(impl, leaves=leaves, profile=chosen, max_examples=examples,
                                batch_size=batch_size))
 
 
@@ -424,7 +419,9 @@ def _run_device_properties(code: str, source: Source, options: AuxcheckOptions,
             _run_properties(name, impl, leaves=source.strategy(batch_size), options=options,
                             fraction=5, batch_size=batch_size)
         except ContractViolation as exc:
-            foreign = [f for f in exc.report if f.code not in codes]
+            # The user's output raising inside a composite is reported by its own code
+            # (AUX1xx/AUX2xx); an AUX3xx finding is the implementation's.
+            foreign = [f for f in exc.report if not f.code.startswith("AUX3")]
             if foreign and len(foreign) == len(exc.report.findings):
                 item = context.names.get(foreign[0].code, foreign[0].code)
                 pytest.skip(f"{code}: not judged, your output broke its own contract inside "
@@ -456,9 +453,9 @@ def _run_machine(impl: Implementation, options: AuxcheckOptions) -> None:
     """Runs the append -> copy -> consume state machine against ``impl``."""
     from auxcheck.machine import run_machine
 
-    examples = max(5, resolve_settings(options.profile).max_examples // impl_fraction(options))
-    name = options.profile if options.profile in aux.PROFILES else "auxcheck-default"
-    report = run_machine(impl, profile=name, max_examples=examples)
+    chosen = resolve_settings(options.profile)
+    examples = max(5, chosen.max_examples // impl_fraction(options))
+    report = run_machine(impl, profile=chosen, max_examples=examples)
     report.without(options.ignore).raise_for_findings()
 
 

@@ -29,7 +29,7 @@ from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar, Union
 
-from auxcheck._byteranges import ByteRange, byte_range
+from auxcheck._byteranges import ByteRange, byte_range, ranges_overlap
 from auxcheck._exact import DEFAULT_LIMIT, Geometry, Runs, geometry, runs_hit, runs_of, runs_share
 from auxcheck.errors import CudaGraphAliasError, InvalidArgument
 from auxcheck.report import Finding
@@ -56,6 +56,7 @@ SegmentSource = Callable[[], Segments]
 StaticBuffers = Union["StaticBufferRegistry", Mapping[str, "Tensor"], Iterable["Tensor"], None]
 _R = TypeVar("_R")
 
+_TEXT: tuple[type, ...] = (str, bytes)  # iterable, but never a collection of buffers
 _BUFFER = "AUX110"
 _POOL = "AUX111"
 
@@ -76,6 +77,11 @@ class Registration:
     geometry: Geometry | None = field(default=None, compare=False, repr=False)
     storage_ref: Any = field(default=None, compare=False, repr=False)
     pool: tuple[int, int] | None = None
+
+    @property
+    def span(self) -> ByteRange:
+        """Returns the registered bytes as a range."""
+        return ByteRange(self.device, self.lo, self.hi)
 
     @property
     def alive(self) -> bool:
@@ -275,7 +281,7 @@ class StaticBufferRegistry:
         if index is None:
             return []
         near = index.candidates(span.lo, span.hi)
-        hits = [e for e in near if e.lo < span.hi and span.lo < e.hi] if near else near
+        hits = [e for e in near if ranges_overlap(span, e.span)] if near else near
         return self._confirm(tensor, span, hits, exact=exact) if hits else []
 
     def check(self, tensor: Tensor, *, exact: bool = False) -> None:
@@ -439,20 +445,38 @@ def static_buffer_findings(tensors: Iterable[Tensor | tuple[str, Tensor]],
 
 
 def as_registry(static_buffers: StaticBuffers) -> StaticBufferRegistry:
-    """Returns ``static_buffers`` as a registry, registering tensors when given tensors."""
+    """Returns ``static_buffers`` as a registry: the one builder every check uses.
+
+    Accepts a registry (returned as is), a mapping of names to tensors, an iterable of
+    tensors (named ``static_buffers[i]``), one tensor, or None (no buffers). Each
+    tensor is one buffer, registered whole-storage, so a ``[:bs]`` view of a max-size
+    buffer counts. Raises InvalidArgument naming an entry that is not a tensor.
+    """
     if isinstance(static_buffers, StaticBufferRegistry):
         return static_buffers
     registry = StaticBufferRegistry()
     if static_buffers is None:
         return registry
-    items: Iterable[tuple[str, Any]]
-    if hasattr(static_buffers, "untyped_storage"):  # one tensor, not a collection
+    import torch
+
+    items: Iterable[tuple[Any, Any]]
+    if torch.is_tensor(static_buffers):  # one tensor, not a collection of its rows
         items = [("static_buffers[0]", static_buffers)]
     elif isinstance(static_buffers, Mapping):
-        items = static_buffers.items()
+        items = list(static_buffers.items())
+    elif isinstance(static_buffers, Iterable) and not isinstance(static_buffers, _TEXT):
+        items = [(f"static_buffers[{i}]", t) for i, t in enumerate(static_buffers)]
     else:
-        items = ((f"static_buffers[{i}]", t) for i, t in enumerate(static_buffers))
+        raise InvalidArgument(
+            f"static_buffers is a {type(static_buffers).__name__}; expected a "
+            "StaticBufferRegistry, a mapping of names to tensors, tensors, or None"
+        )
     for label, tensor in items:
+        if not torch.is_tensor(tensor):
+            raise InvalidArgument(
+                f"{label} is a {type(tensor).__name__}, not a tensor; pass the tensors a "
+                "CUDA graph owns (e.g. its static input/output buffers)"
+            )
         registry.register(tensor, name=str(label))
     return registry
 
@@ -460,7 +484,7 @@ def as_registry(static_buffers: StaticBuffers) -> StaticBufferRegistry:
 def tensors_overlap(a: Tensor, b: Tensor, *, exact: bool = False) -> bool:
     """Returns True when ``a`` and ``b`` share at least one byte on the same device."""
     ra, rb = _tensor_range(a, "tensors_overlap"), _tensor_range(b, "tensors_overlap")
-    if ra is None or rb is None or ra.device != rb.device or not (ra.lo < rb.hi and rb.lo < ra.hi):
+    if not ranges_overlap(ra, rb):
         return False
     if not exact:
         return True

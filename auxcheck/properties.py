@@ -44,13 +44,18 @@ __all__ = [
     "check_frozen",
     "check_none_identity",
     "check_order",
+    "checked_result",
     "children",
     "consume_findings",
+    "consumed_findings",
+    "copy_count_findings",
     "copy_findings",
+    "copy_logged",
     "flattening_findings",
     "frozen_findings",
     "load_implementation",
     "none_findings",
+    "occurrence_records",
     "order_findings",
     "property_tests",
     "release_implementation",
@@ -210,6 +215,8 @@ def _call(code: str, what: str, function: Callable[..., Any], *args: Any) -> Any
     """Returns ``function(*args)``; raises _Raised with a finding for ``code`` if it raised."""
     try:
         return function(*args)
+    except _Raised:  # already a finding, from a check nested inside ``function``
+        raise
     except LeafRaised as exc:  # the user's own output broke the contract, not the composite
         detail = "".join(traceback.format_exception_only(type(exc.error), exc.error)).strip()
         raise _Raised(Finding.of(
@@ -225,9 +232,28 @@ def _call(code: str, what: str, function: Callable[..., Any], *args: Any) -> Any
 
 def _build(impl: Implementation, code: str, operands: Sequence[Operand]) -> Any:
     def append(current: Any, output: Any) -> Any:
-        return _call(code, "append_auxiliary_output(current, output)", impl.append, current, output)
+        result = _call(code, "append_auxiliary_output(current, output)", impl.append,
+                       current, output)
+        return checked_result(impl, result, current, output)
 
     return build_operand(append, Appended(tuple(operands)))
+
+
+def checked_result(impl: Implementation, result: Any, current: Any, output: Any) -> Any:
+    """Returns what ``append(current, output)`` returned; raises _Raised (AUX301) for a non-output.
+
+    An append returns None, a device output (a leaf with a callable ``copy_to_host``)
+    or the implementation's composite; anything else would only crash later, where
+    the composite is copied.
+    """
+    if result is None or isinstance(result, impl.device_composite) \
+            or callable(getattr(result, "copy_to_host", None)):
+        return result
+    raise _Raised(Finding.of(
+        "AUX301", f"append_auxiliary_output({describe(current, limit=40)}, "
+        f"{describe(output, limit=40)}) returned a {type(result).__name__}, not a device output",
+        f"expected None, one of the operands, or a {impl.device_composite.__name__}",
+        impl.append))
 
 
 def _checked(prop: str, impl: Implementation,
@@ -365,6 +391,46 @@ def check_associativity(impl: Implementation, first: Operand, second: Operand,
 # --- AUX304 / AUX104 ----------------------------------------------------------
 
 
+def occurrence_records(leaves: Sequence[RecordingDeviceOutput],
+                       marks: Sequence[int]) -> list[Any]:
+    """Returns each position's copy record: a leaf appended k times owns its next k copies.
+
+    ``marks`` are the leaves' copy counts before the copy. Call it only once the copy
+    counts are right (:func:`copy_count_findings` returns no finding).
+    """
+    seen: dict[int, int] = {}
+    records = []
+    for leaf, mark in zip(leaves, marks):
+        k = seen.get(id(leaf), 0)
+        seen[id(leaf)] = k + 1
+        records.append(leaf.copies[mark + k])
+    return records
+
+
+def copy_count_findings(leaves: Sequence[RecordingDeviceOutput], marks: Sequence[int],
+                        what: str = "one composite copy_to_host") -> list[Finding]:
+    """Returns AUX304 when a leaf was copied other than once per time it was appended.
+
+    SGLang's append never de-duplicates: a leaf appended twice is two children, copied
+    twice. ``marks`` are the leaves' copy counts before ``what`` ran.
+    """
+    wanted: dict[int, int] = {}
+    for leaf in leaves:
+        wanted[id(leaf)] = wanted.get(id(leaf), 0) + 1
+    firsts = {id(leaf): (leaf, mark) for leaf, mark in reversed(list(zip(leaves, marks)))}
+    wrong = [(leaf, leaf.copy_count - mark, wanted[key]) for key, (leaf, mark) in firsts.items()
+             if leaf.copy_count - mark != wanted[key]]
+    if not wrong:
+        return []
+    order = {id(leaf): i for i, leaf in reversed(list(enumerate(leaves)))}
+    wrong.sort(key=lambda item: order[id(item[0])])
+    seen = ", ".join(f"{leaf.label} {n}x" + (f" (appended {want}x)" if want > 1 else "")
+                     for leaf, n, want in wrong)
+    return [Finding.of("AUX304", f"{what} copied children {seen}",
+                       "expected every child copied exactly once per append, before "
+                       "copy_to_host returns", wrong[0][0])]
+
+
 def copy_findings(leaves: Sequence[RecordingDeviceOutput],
                   marks: Sequence[int], log: Sequence[Any]) -> list[Finding]:
     """Returns the AUX304 / AUX302 / AUX104 findings of one copy of a composite of ``leaves``.
@@ -372,14 +438,10 @@ def copy_findings(leaves: Sequence[RecordingDeviceOutput],
     ``marks`` are the leaves' copy counts before the copy; ``log`` every tensor the
     composite passed to ``copy_tensor``, in order.
     """
-    counts = [leaf.copy_count - mark for leaf, mark in zip(leaves, marks)]
-    wrong = [(leaf, n) for leaf, n in zip(leaves, counts) if n != 1]
-    if wrong:
-        seen = ", ".join(f"{leaf.label} {n}x" for leaf, n in wrong)
-        return [Finding.of("AUX304", f"one composite copy_to_host copied children {seen}",
-                           "expected every child copied exactly once, before copy_to_host "
-                           "returns", wrong[0][0])]
-    records = [leaf.copies[-1] for leaf in leaves]
+    counted = copy_count_findings(leaves, marks)
+    if counted:
+        return counted
+    records = occurrence_records(leaves, marks)
     ticks = [record.tick for record in records]
     if ticks != sorted(ticks):
         order = [leaf for _, leaf in sorted(zip(ticks, leaves), key=lambda pair: pair[0])]
@@ -389,17 +451,15 @@ def copy_findings(leaves: Sequence[RecordingDeviceOutput],
 
 
 def _any_share_bytes(tensors: Sequence[Any]) -> bool:
-    """Returns True when two of ``tensors`` share a byte (exactly: interleaved views do not).
+    """Returns True when two of ``tensors`` share a byte: the validators' AUX104 rule.
 
-    Sparse and nested tensors count by the dense tensors holding their bytes.
+    Interleaved views do not; sparse and nested tensors count by the dense tensors
+    holding their bytes (:func:`auxcheck._exact.sharing_indices`).
     """
-    from auxcheck._walk import dense_parts
-    from auxcheck.aliasing import tensors_overlap
+    from auxcheck._exact import sharing_indices
 
-    parts = [[part for _, part in dense_parts([("", t)])] for t in tensors]
-    return any(tensors_overlap(a, b, exact=True)
-               for i, mine in enumerate(parts) for theirs in parts[i + 1:]
-               for a in mine for b in theirs)
+    refs = [(f"[{i}]", t) for i, t in enumerate(tensors)]
+    return any(later != earlier for later, earlier in sharing_indices(refs, refs))
 
 
 def _tensor_findings(leaves: Sequence[RecordingDeviceOutput],
@@ -419,7 +479,11 @@ def _tensor_findings(leaves: Sequence[RecordingDeviceOutput],
     return findings
 
 
-def _copy(output: Any, code: str) -> tuple[Any, list[Any]]:
+def copy_logged(output: Any, code: str) -> tuple[Any, list[Any]]:
+    """Returns ``output.copy_to_host`` with a cloning ``copy_tensor``, and every tensor it got.
+
+    Raises _Raised with a finding for ``code`` when the copy raises.
+    """
     log: list[Any] = []
 
     def copy_tensor(tensor: Any) -> Any:
@@ -442,7 +506,7 @@ def check_copy_once(impl: Implementation, operands: Sequence[Operand]) -> None:
         if result is None:
             return []
         marks = [leaf.copy_count for leaf in leaves]
-        _host, log = _copy(result, "AUX304")
+        _host, log = copy_logged(result, "AUX304")
         return copy_findings(leaves, marks, log)
 
     _checked("check_copy_once", impl, body)
@@ -476,13 +540,23 @@ def broadcast_findings(impl: Implementation, output: Any,
                        commits: Any) -> list[Finding]:
     """Returns the findings of copying ``output`` (its leaves given) and consuming it once."""
     marks = [leaf.copy_count for leaf in leaves]
-    host, log = _copy(output, "AUX304")
+    host, log = copy_logged(output, "AUX304")
     copied = copy_findings(leaves, marks, log)
+    if copied:
+        return copied
+    hosts = [record.host for record in occurrence_records(leaves, marks)]
+    return consumed_findings(host, leaves, hosts, batch, commits, output)
+
+
+def consumed_findings(host: Any, leaves: Sequence[RecordingDeviceOutput],
+                      hosts: Sequence[RecordingHostOutput], batch: Any, commits: Any,
+                      output: Any) -> list[Finding]:
+    """Returns the findings of consuming the composite ``host`` once: no copy, broadcast, order."""
+    marks = [leaf.copy_count for leaf in leaves]
     _call("AUX305", "consume(batch, commits)", host.consume, batch, commits)
-    if copied or any(leaf.copy_count != mark + 1 for leaf, mark in zip(leaves, marks)):
-        return copied or [Finding.of("AUX304", "children were copied again inside consume",
-                                     "expected copies only inside copy_to_host", output)]
-    hosts = [leaf.copies[-1].host for leaf in leaves]
+    if any(leaf.copy_count != mark for leaf, mark in zip(leaves, marks)):
+        return [Finding.of("AUX304", "children were copied again inside consume",
+                           "expected copies only inside copy_to_host", output)]
     return consume_findings(leaves, hosts, batch, commits)
 
 
@@ -533,7 +607,7 @@ def check_frozen(impl: Implementation, operands: Sequence[Operand]) -> None:
         made = [_call("AUX306", "the device composite's constructor",
                       impl.device_composite, tuple(leaves)),
                 _build(impl, "AUX306", operands)]
-        made += [_copy(output, "AUX306")[0] for output in list(made)
+        made += [copy_logged(output, "AUX306")[0] for output in list(made)
                  if isinstance(output, impl.device_composite)]
         composites = [c for c in made if isinstance(c, (impl.device_composite,
                                                          impl.host_composite))]
@@ -562,22 +636,24 @@ def property_tests(
     impl: Implementation,
     *,
     leaves: Any = None,
-    profile: str = "auxcheck-default",
+    profile: Any = "auxcheck-default",
     max_examples: int | None = None,
     batch_size: int | None = None,
 ) -> tuple[PropertyTest, ...]:
     """Returns every property bound to ``impl`` as a Hypothesis test under ``profile``.
 
-    ``leaves`` (a strategy of your own device outputs) is mixed into the leaves;
-    ``max_examples`` caps the profile's example count. Composites holding your outputs
+    ``profile`` is an auxcheck profile name, a profile registered with Hypothesis, or a
+    ``hypothesis.settings`` object; all of its settings apply. ``leaves`` (a strategy
+    of your own device outputs) is mixed into the leaves; ``max_examples`` caps the
+    profile's example count. Appending two leaves is always among the examples. Composites holding your outputs
     are consumed once, with a batch of ``batch_size`` requests (default: inferred from
     your first output's tensors), as SGLang consumes them.
     """
-    from hypothesis import given, settings
+    from hypothesis import example, given, settings
 
     from auxcheck import strategies as aux
 
-    chosen = aux.settings_for(profile)
+    chosen = aux.resolve_profile(profile)
     if max_examples is not None:
         chosen = settings(chosen, max_examples=max_examples)
     many = aux.append_sequences(leaves=leaves, min_leaves=2)
@@ -609,8 +685,15 @@ def property_tests(
          {"operands": many, "stream": aux.commit_streams(max_steps=2)}),
         ("check_frozen", ("AUX306",), partial(check_frozen, impl), {"operands": many}),
     ]
-    return tuple(PropertyTest(name, codes, chosen(given(**strats)(_named(name, function))))
-                 for name, codes, function, strats in table)
+    two_leaves = {"operands": (RecordingDeviceOutput("first"), RecordingDeviceOutput("second"))}
+    explicit = {"check_flattening": two_leaves, "check_order": two_leaves}
+    tests = []
+    for name, codes, function, strats in table:
+        test = given(**strats)(_named(name, function))
+        if name in explicit:
+            test = example(**explicit[name])(test)
+        tests.append(PropertyTest(name, codes, chosen(test)))
+    return tuple(tests)
 
 
 def _user_step(output: Any, batch_size: int | None) -> tuple[Any, Any]:
@@ -646,7 +729,7 @@ def run_properties(
     impl: Implementation,
     *,
     leaves: Any = None,
-    profile: str = "auxcheck-default",
+    profile: Any = "auxcheck-default",
     max_examples: int | None = None,
     batch_size: int | None = None,
 ) -> Report:

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from auxcheck._config import project_ignore
+from auxcheck._options import AuxcheckOptions
 from auxcheck._version import __version__
 from auxcheck.errors import InvalidArgument
 from auxcheck.rules import parse_codes
@@ -101,17 +102,6 @@ loop's own CUDA-graph outputs count).
 _STATIC_CODES = frozenset({"AUX110", "AUX111"})
 _NO_NODE = object()
 _DOTTED = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
-
-
-@dataclass(frozen=True, slots=True)
-class AuxcheckOptions:
-    """The validated ``--auxcheck`` settings of one run."""
-
-    impl: str
-    profile: str
-    ignore: frozenset[str]
-    paths: tuple[Path, ...]
-    impl_given: bool = False
 
 
 _OPTIONS = pytest.StashKey[AuxcheckOptions]()

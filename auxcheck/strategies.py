@@ -59,6 +59,7 @@ __all__ = [
     "load_profile",
     "operand_leaves",
     "register_profiles",
+    "resolve_profile",
     "settings_for",
     "tensors",
 ]
@@ -180,6 +181,9 @@ def _append_sequences(draw: st.DrawFn, operands: st.SearchStrategy[list[Operand]
     drawn = draw(operands)
     while count_leaves(drawn) < min_leaves:
         drawn.insert(draw(st.integers(0, len(drawn))), draw(leaves))
+    own = [leaf for leaf in operand_leaves(Appended(tuple(drawn))) if leaf.inner is None]
+    if own and draw(st.integers(0, 3)) == 0:  # the same object appended twice, now and then
+        drawn.insert(draw(st.integers(0, len(drawn))), draw(st.sampled_from(own)))
     return tuple(drawn)
 
 
@@ -195,7 +199,10 @@ def append_sequences(
     built by appending its own operands, so already-composite operands occur on
     either side of an append. Build one with the implementation under test via
     ``build_operand(append, Appended(sequence))``. At least ``min_leaves`` leaves
-    occur in all.
+    occur in all. Now and then one of auxcheck's own leaves occurs twice, as the very
+    same object: append keeps both children, so an implementation that de-duplicates
+    by identity is caught (a user's outputs from ``leaves`` are never repeated, since
+    SGLang never copies one observer's output twice in a step).
     """
     _check_range("append_sequences(min_leaves=..., max_size=...)", 0, max_size)
     if min_leaves < 0:
@@ -398,6 +405,27 @@ def settings_for(name: str) -> settings:
         )
     register_profiles()
     return settings.get_profile(name)
+
+
+def resolve_profile(profile: str | settings) -> settings:
+    """Returns the settings of ``profile``: an auxcheck profile, a user's, or a settings object.
+
+    A name that is not an auxcheck profile is looked up among the profiles registered
+    with Hypothesis; InvalidArgument names it when there is none. Every setting of a user's profile applies (examples, deadline, phases, database,
+    step count), not just its example count.
+    """
+    if isinstance(profile, settings):
+        return profile
+    if profile in PROFILES:
+        return settings_for(profile)
+    try:
+        return settings.get_profile(profile)
+    except Exception:  # noqa: BLE001 - Hypothesis raises its own InvalidArgument
+        raise InvalidArgument(
+            f"unknown Hypothesis settings profile {profile!r}; expected one of "
+            f"{', '.join(PROFILES)} or a profile registered with "
+            "hypothesis.settings.register_profile"
+        ) from None
 
 
 def load_profile(name: str) -> settings:

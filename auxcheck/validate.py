@@ -59,31 +59,10 @@ def _is_tensor(value: Any) -> bool:
     return bool(torch.is_tensor(value))
 
 
-def static_registry(static_buffers: StaticBuffers) -> StaticBufferRegistry:
-    """Returns the static buffers as an aliasing registry; raises InvalidArgument on a non-tensor.
+def _registry(static_buffers: StaticBuffers) -> StaticBufferRegistry:
+    from auxcheck.aliasing import as_registry
 
-    Accepts a registry as is, a mapping of names to tensors, an iterable of tensors,
-    one tensor, or None (no buffers).
-    """
-    import torch
-
-    from auxcheck.aliasing import StaticBufferRegistry, as_registry
-
-    if isinstance(static_buffers, StaticBufferRegistry):
-        return static_buffers
-    if static_buffers is None:
-        return StaticBufferRegistry()
-    if torch.is_tensor(static_buffers):
-        static_buffers = [static_buffers]
-    named = (dict(static_buffers) if isinstance(static_buffers, Mapping)
-             else {f"static_buffers[{i}]": t for i, t in enumerate(static_buffers)})
-    for label, buffer in named.items():
-        if not torch.is_tensor(buffer):
-            raise InvalidArgument(
-                f"{label} is a {type(buffer).__name__}, not a tensor; "
-                "pass the tensors a CUDA graph owns (e.g. its static input/output buffers)"
-            )
-    return as_registry(named)
+    return as_registry(static_buffers)
 
 
 def _check_batch_size(batch_size: int | None) -> None:
@@ -114,7 +93,7 @@ def check_device_output(
     from auxcheck._loop import OutputSource, check_source
 
     _check_batch_size(batch_size)
-    registry = static_registry(static_buffers)
+    registry = _registry(static_buffers)
     report = Report(f"device output {type_name(obj)}")
     report.extend(check_source(OutputSource("instance", obj), batch_size=batch_size,
                                static=registry, steps=1))
@@ -134,17 +113,15 @@ def check_device_outputs(
     the next one, so an output whose tensors the next call overwrites is AUX112; every
     rule of :func:`check_device_output` applies to each output.
     """
-    from auxcheck._loop import OutputSource, check_source, source_of
-    from auxcheck._scheduler import SchedulerModel
+    from auxcheck._loop import OutputSource, check_source, sample_output, source_of
 
     _check_batch_size(batch_size)
     source = source_of(factory)
     kind = "factory" if source.kind == "instance" else source.kind
     report = Report(f"device outputs of {describe(factory)}")
     report.extend(check_source(OutputSource(kind, factory), batch_size=batch_size,
-                               static=static_registry(static_buffers), steps=steps))
-    args = () if kind == "factory" else (SchedulerModel().batch(batch_size or 3),)
-    sample = guard(factory, *args).value
+                               static=_registry(static_buffers), steps=steps))
+    sample = sample_output(OutputSource(kind, factory), batch_size)
     if sample is not None:
         report.extend(_pp_findings(sample, pp_observer))
     report.findings.sort(key=lambda f: f.code)
@@ -406,7 +383,7 @@ def check_sampling_observer(
     if not report:
         report.extend(check_observers(sampling_producer(obj), subject=report.subject,
                                       batch_size=batch_size,
-                                      static=static_registry(static_buffers), steps=steps))
+                                      static=_registry(static_buffers), steps=steps))
     has_from_pp = lookup(obj, "from_pp_tensors")
     if has_from_pp.value is not MISSING or has_from_pp.error is not None:
         report.extend(method_findings(obj, "from_pp_tensors", ["tensors"],
@@ -440,7 +417,7 @@ def check_forward_observer(
     if not report:
         report.extend(check_observers(forward_producer(obj, sampling_observer),
                                       subject=report.subject, batch_size=batch_size,
-                                      static=static_registry(static_buffers), steps=steps))
+                                      static=_registry(static_buffers), steps=steps))
     return report
 
 

@@ -221,6 +221,25 @@ def test_overlaps_come_back_in_address_order_across_merged_buffers() -> None:
     assert names == ["b0", "b1", "b2"]
 
 
+@pytest.mark.parametrize(("spans", "query", "expected"), [
+    pytest.param([(0, 16), (32, 48)], (8, 40), ["b0", "b1"], id="two-buffers-with-a-gap"),
+    pytest.param([(0, 4), (20, 24), (40, 44)], (2, 42), ["b0", "b1", "b2"],
+                 id="three-buffers-with-gaps"),
+    pytest.param([(0, 16), (32, 48)], (16, 32), [], id="only-the-gap"),
+    pytest.param([(0, 16), (32, 48)], (15, 33), ["b0", "b1"], id="one-element-of-each"),
+    pytest.param([(0, 64), (32, 48)], (50, 60), ["b0"], id="past-a-nested-buffer"),
+])
+def test_a_tensor_spanning_separate_buffers_reports_every_one(
+    spans: list[tuple[int, int]], query: tuple[int, int], expected: list[str]
+) -> None:
+    """Every registered buffer a tensor's bytes meet is reported, gaps between them or not."""
+    buffer = torch.zeros(64)
+    registry = StaticBufferRegistry()
+    for i, (lo, hi) in enumerate(spans):
+        registry.register(buffer[lo:hi], name=f"b{i}", whole_storage=False)
+    assert [o.name for o in registry.find_overlaps(buffer[query[0]:query[1]])] == expected
+
+
 def test_a_buffer_is_found_past_a_smaller_buffer_nested_inside_it() -> None:
     """Nested registrations merge, so bytes past the inner buffer still find the outer one."""
     buffer = torch.zeros(64)

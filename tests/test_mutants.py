@@ -10,7 +10,7 @@ import pytest
 
 from auxcheck.errors import ContractViolation
 from auxcheck.machine import run_machine
-from auxcheck.properties import Implementation, property_tests
+from auxcheck.properties import Implementation, property_tests, run_properties
 from auxcheck.protocols import CompositeDeviceAuxiliaryOutput as RefDevice
 from auxcheck.protocols import CompositeHostAuxiliaryOutput as RefHost
 
@@ -49,6 +49,20 @@ def drop_last(current: tuple[Any, ...], output: tuple[Any, ...]) -> Any:
 
 def dedupe(current: tuple[Any, ...], output: tuple[Any, ...]) -> Any:
     return RefDevice(tuple(dict.fromkeys(current + output)))
+
+
+def dedupe_by_identity(current: tuple[Any, ...], output: tuple[Any, ...]) -> Any:
+    kept: list[Any] = []
+    for child in current + output:
+        if not any(child is seen for seen in kept):
+            kept.append(child)
+    return RefDevice(tuple(kept))
+
+
+def nest_two_leaves(current: tuple[Any, ...], output: tuple[Any, ...]) -> Any:
+    if len(current) == len(output) == 1:  # only a leaf appended to a leaf
+        return RefDevice((RefDevice(current), *output))
+    return RefDevice(current + output)
 
 
 def flatten_left_only(current: Any, output: Any) -> Any:
@@ -189,6 +203,10 @@ MUTANTS: list[tuple[Implementation, str]] = [
     (_impl("flattens-left-only", flatten_left_only), "AUX301"),
     (_impl("dedupes-equal-children", _append_with(dedupe)), "AUX301"),
     (_with_device(ReversedConsumeDevice, ReversedHost, "consumes-in-reverse"), "AUX302"),
+    (_impl("dedupes-by-identity", _append_with(dedupe_by_identity)), "AUX301"),
+    (_impl("nests-two-leaves", _append_with(nest_two_leaves)), "AUX301"),
+    (_impl("returns-a-string", _append_with(lambda c, o: "composite")), "AUX301"),
+    (_impl("returns-a-pair", _append_with(lambda c, o: (c, o))), "AUX301"),
 ]
 
 
@@ -218,7 +236,8 @@ def test_every_mutant_is_killed_by_the_properties_with_its_rule_code(
 
 MACHINE_KILLS = [(impl, code) for impl, code in MUTANTS
                  if impl.name in {"nesting", "copies-at-consume", "copies-commits",
-                                  "mutable-composites", "none-left-wraps", "consumes-in-reverse"}]
+                                  "mutable-composites", "none-left-wraps", "consumes-in-reverse",
+                                  "dedupes-by-identity", "returns-a-string"}]
 
 
 @pytest.mark.parametrize(("impl", "code"), MACHINE_KILLS,
@@ -240,7 +259,31 @@ def test_a_lazy_copy_fails_at_copy_to_host_with_a_short_step_list() -> None:
     detail = report.findings[0].detail or ""
     steps = [line for line in detail.splitlines() if line.startswith("state.")]
     assert "state.copy_to_host()" in steps and len(steps) <= 8, detail
-    assert report.findings[0].message.startswith("copy_to_host copied children")
+    assert report.findings[0].message.startswith("one composite copy_to_host copied children")
+
+
+@pytest.mark.parametrize("name", ["returns-a-string", "returns-a-pair"])
+def test_an_append_returning_a_non_output_is_a_finding_not_a_crash(name: str) -> None:
+    """run_properties and run_machine report AUX301 where the composite would have been copied."""
+    impl = next(impl for impl, _ in MUTANTS if impl.name == name)
+    report = run_properties(impl, max_examples=10)
+    assert "AUX301" in report.codes
+    assert any("not a device output" in f.message for f in report)
+    assert run_machine(impl, max_examples=10).codes == ["AUX301"]
+
+
+def test_a_child_appended_twice_is_copied_and_consumed_twice_on_the_reference() -> None:
+    """append(a, a) holds a twice; its copy copies a twice and consumes both hosts once each."""
+    from auxcheck._recording import RecordingDeviceOutput
+    from auxcheck.properties import REFERENCE, broadcast_findings
+    from auxcheck.strategies import FakeBatch
+
+    leaf = RecordingDeviceOutput("a")
+    both = REFERENCE.append(leaf, leaf)
+    assert tuple(both.outputs) == (leaf, leaf)
+    assert broadcast_findings(REFERENCE, both, [leaf, leaf], FakeBatch(), []) == []
+    assert leaf.copy_count == 2
+    assert [len(record.host.consumed) for record in leaf.copies] == [1, 1]
 
 
 def test_the_gate_covers_at_least_ten_mutants_and_every_append_rule() -> None:

@@ -302,6 +302,68 @@ def test_pp_items_run_for_an_output_with_to_pp_tensors(project: pytest.Pytester)
     result.assert_outcomes(failed=1)
 
 
+MUTATING_HOSTS = """
+    import dataclasses
+    import torch
+
+    class Host:
+        def __init__(self, rows):
+            self.rows = rows
+
+    class Truncates(Host):
+        def consume(self, batch, commits):
+            for req in batch.reqs:
+                del req.output_ids[:]
+
+    class EditsFrozenCommit(Host):
+        def consume(self, batch, commits):
+            for commit in commits:
+                if commit is not None:
+                    object.__setattr__(commit, "output_index", commit.output_index + 1)
+
+    class Output:
+        host = Host
+
+        def copy_to_host(self, copy_tensor):
+            return self.host(copy_tensor(torch.zeros(3, 2)))
+"""
+
+
+@pytest.mark.parametrize("host", ["Truncates", "EditsFrozenCommit"])
+def test_the_suite_and_the_validator_judge_consume_by_one_rule(
+    pytester: pytest.Pytester, host: str
+) -> None:
+    """A consume that edits request output or a commit in place is AUX203 in both, alike."""
+    import importlib
+    import sys
+
+    pytester.makepyfile(mutating=MUTATING_HOSTS)
+    pytester.syspathinsert()
+    pytester.makeconftest(TINY + textwrap.dedent(f"""
+        import pytest
+        import mutating
+
+        class Mine(mutating.Output):
+            host = mutating.{host}
+
+        @pytest.fixture
+        def auxcheck_device_output():
+            return Mine()
+    """))
+    result = pytester.runpytest_inprocess(*FAST, "-k", "AUX20")
+    result.assert_outcomes(passed=3, failed=1)
+    result.stdout.fnmatch_lines(["*AUX203-consume-read-only*", "AUX203 `consume` mutated*"])
+
+    from auxcheck.validate import check_host_output
+
+    module = importlib.import_module("mutating")
+    try:
+        report = check_host_output(getattr(module, host)(None), batch_size=3)
+    finally:
+        sys.modules.pop("mutating", None)
+    assert report.codes == ["AUX203"]
+
+
 # ---------------------------------------------------------------- implementation
 
 
@@ -320,6 +382,42 @@ def test_a_dotted_impl_module_is_proved(project: pytest.Pytester) -> None:
                                          "-k", "AUX302-order")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*impl=reversed_impl*", "AUX302 append or composite broke*"])
+
+
+NESTS_COMPOSITES = """
+    from auxcheck.protocols import (CompositeDeviceAuxiliaryOutput,
+                                    CompositeHostAuxiliaryOutput)
+    def append_auxiliary_output(current, output):
+        if current is None or output is None:
+            return output if current is None else current
+        return CompositeDeviceAuxiliaryOutput((current, output))  # nests a composite operand
+"""
+
+
+@pytest.mark.parametrize(("profile", "outcome"), [
+    pytest.param("mine-generates", {"failed": 1}, id="a-profile-that-generates-kills-it"),
+    pytest.param("mine-explicit-only", {"passed": 1}, id="explicit-phase-only-runs-no-draws"),
+])
+def test_every_setting_of_a_users_profile_applies_to_the_impl_items(
+    project: pytest.Pytester, profile: str, outcome: dict[str, int]
+) -> None:
+    """--auxcheck-profile=<the user's> applies its phases too, not only its example count.
+
+    An append that nests composite operands is flat on two leaves (the explicit
+    example) and caught by generated examples; a profile running the explicit phase
+    alone draws none.
+    """
+    project.makepyfile(nests_composites=NESTS_COMPOSITES)
+    project.makeconftest(TINY + textwrap.dedent("""
+        from hypothesis import Phase, settings
+        settings.register_profile("mine-generates", max_examples=60, database=None)
+        settings.register_profile("mine-explicit-only", max_examples=60, database=None,
+                                  phases=[Phase.explicit])
+    """))
+    result = project.runpytest_inprocess("--auxcheck", f"--auxcheck-profile={profile}",
+                                         "-p", "no:randomly", "--auxcheck-impl=nests_composites",
+                                         "-k", "impl and flattening")
+    result.assert_outcomes(**outcome)
 
 
 def test_the_reference_impl_passes_every_property(project: pytest.Pytester) -> None:

@@ -620,6 +620,35 @@ def test_static_buffers_may_be_a_registry_or_a_mapping_of_names() -> None:
         assert "logits_out" in report.findings[0].message
 
 
+@pytest.mark.parametrize(("buffers", "expected"), [
+    pytest.param(None, [], id="none-means-no-buffers"),
+    pytest.param((), [], id="an-empty-tuple"),
+    pytest.param(STATIC, ["AUX110"], id="one-tensor-is-one-buffer"),
+    pytest.param([STATIC], ["AUX110"], id="a-list-of-one-tensor"),
+])
+def test_static_buffers_take_every_form_the_annotation_allows(
+    buffers: Any, expected: list[str]
+) -> None:
+    """None is no buffer, and a tensor is one buffer: never one per row, never a TypeError."""
+    assert codes(check_device_output(StaticViewOutput(), static_buffers=buffers)) == expected
+
+
+def test_a_many_row_static_tensor_gives_one_finding_in_validators_and_aliasing_alike() -> None:
+    """A 4-row tensor given as static buffers is registered once, by the one registry builder."""
+    from auxcheck.aliasing import static_buffer_findings
+
+    buffer = torch.zeros(4, 8)
+
+    class HalfView(Rows):
+        def copy_to_host(self, copy_tensor: Copy) -> Any:
+            return GoodHost(copy_tensor(buffer[:2]))
+
+    report = check_device_output(HalfView(), static_buffers=buffer)
+    assert codes(report) == ["AUX110"]
+    assert len(report.findings) == 1
+    assert len(static_buffer_findings([buffer[:2]], buffer)) == 1
+
+
 def test_a_copy_tensor_call_records_every_tensor_given() -> None:
     """copy_tensor returns a clone on the host, so the host output shares nothing."""
     host_rows: list[torch.Tensor] = []
