@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import types
 
 import pytest
 
@@ -19,14 +18,41 @@ def _isort_key(name: str) -> tuple[int, str]:
     return (1, name) if name[0].isupper() else (2, name)
 
 
-def test_all_lists_exactly_the_public_names_in_sorted_order() -> None:
-    """__all__ holds every public (non-module) name the package offers, isort-sorted."""
-    public = {
-        name for name in dir(auxcheck)
-        if not name.startswith("_") and not isinstance(getattr(auxcheck, name), types.ModuleType)
-    } | {"__version__"}
-    assert set(auxcheck.__all__) == public
+def _type_checking_imports() -> dict[str, str]:
+    """Returns name -> module of the imports under ``if TYPE_CHECKING:`` in auxcheck/__init__.py.
+
+    That block is what type checkers see; it is read from the source, independently
+    of ``__all__`` and of the runtime's lazy table.
+    """
+    import ast
+    from pathlib import Path
+
+    tree = ast.parse(Path(auxcheck.__file__).read_text(encoding="utf-8"))
+    found: dict[str, str] = {}
+    for node in tree.body:
+        if isinstance(node, ast.If) and ast.unparse(node.test).endswith("TYPE_CHECKING") \
+                and not isinstance(node.test, ast.UnaryOp):
+            for stmt in node.body:
+                assert isinstance(stmt, ast.ImportFrom) and stmt.module
+                found.update({alias.asname or alias.name: stmt.module for alias in stmt.names})
+    return found
+
+
+def test_all_lists_exactly_the_names_type_checkers_and_the_runtime_see_in_sorted_order() -> None:
+    """__all__, the TYPE_CHECKING imports and the lazy table name the same objects, isort-sorted."""
+    typed = _type_checking_imports()
+    assert typed, "no TYPE_CHECKING imports found in auxcheck/__init__.py"
+    assert set(auxcheck.__all__) == set(typed) | {"__version__"}
+    assert {name: module for module, names in auxcheck._HOMES.items() for name in names} == typed
     assert auxcheck.__all__ == sorted(auxcheck.__all__, key=_isort_key)
+
+
+def test_every_exported_name_is_public_in_its_defining_module() -> None:
+    """Each name the package re-exports is in its home module's own __all__."""
+    import importlib
+
+    for name, module in _type_checking_imports().items():
+        assert name in importlib.import_module(module).__all__, f"{module}.{name}"
 
 
 def test_every_public_name_resolves_to_the_object_its_module_defines() -> None:
