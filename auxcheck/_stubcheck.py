@@ -1,4 +1,4 @@
-"""``auxcheck stubcheck``: compares the sglang stubs with SGLang's source, never importing it.
+"""Compares the sglang stubs with SGLang's source, never importing it (``auxcheck stubcheck``).
 
 Importing SGLang pulls its whole GPU stack, so both sides are parsed with ``ast``:
 module names, classes (Protocol, dataclass and ``runtime_checkable`` flags, fields),
@@ -10,7 +10,6 @@ stubs must declare them or list them in ``ALLOWED_OMISSIONS`` with a reason.
 
 from __future__ import annotations
 
-import argparse
 import ast
 import re
 import sys
@@ -23,7 +22,6 @@ from auxcheck._astutil import is_type_checking
 
 __all__ = [
     "ALLOWED_OMISSIONS",
-    "DESCRIPTION",
     "PINNED_SGLANG_VERSION",
     "REFERENCE_LAYOUT",
     "REFERENCE_ONLY",
@@ -36,13 +34,13 @@ __all__ = [
     "check_against_reference",
     "check_against_source",
     "compare_modules",
+    "dir_reader",
     "find_stubs_dir",
-    "main",
     "parse_module",
+    "source_version",
     "stubs_sglang_version",
+    "wheel_reader",
 ]
-
-DESCRIPTION = "Compare the sglang stubs with SGLang's source (a wheel, a tree, or the reference)."
 
 PINNED_SGLANG_VERSION = "0.5.20"
 """The SGLang release the stubs describe; ``METADATA.toml`` in the stubs says the same."""
@@ -610,7 +608,8 @@ def check_against_reference(stubs_dir: Path) -> StubCheckResult:
     return StubCheckResult(tuple(mismatches), tuple(notes), len(REFERENCE_LAYOUT))
 
 
-def _wheel_reader(wheel: zipfile.ZipFile) -> SourceReader:
+def wheel_reader(wheel: zipfile.ZipFile) -> SourceReader:
+    """Returns a reader of the files inside an open SGLang wheel."""
     names = set(wheel.namelist())
 
     def read(path: str) -> str | None:
@@ -619,7 +618,8 @@ def _wheel_reader(wheel: zipfile.ZipFile) -> SourceReader:
     return read
 
 
-def _dir_reader(root: Path) -> SourceReader:
+def dir_reader(root: Path) -> SourceReader:
+    """Returns a reader of the files under ``root``, the folder holding ``sglang/``."""
     def read(path: str) -> str | None:
         target = root / path
         return target.read_text(encoding="utf-8") if target.is_file() else None
@@ -627,7 +627,8 @@ def _dir_reader(root: Path) -> SourceReader:
     return read
 
 
-def _source_version(read: SourceReader) -> str | None:
+def source_version(read: SourceReader) -> str | None:
+    """Returns the ``__version__`` that ``sglang/_version.py`` declares, or None."""
     text = read("sglang/_version.py")
     if text is None:
         return None
@@ -640,88 +641,3 @@ def _source_version(read: SourceReader) -> str | None:
         ):
             return node.value.value
     return None
-
-
-# ---------------------------------------------------------------- command line
-
-
-class _UsageError(Exception):
-    pass
-
-
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="auxcheck stubcheck", description=DESCRIPTION)
-    target = parser.add_mutually_exclusive_group(required=True)
-    target.add_argument("--wheel", type=Path, metavar="WHEEL",
-                        help=f"an SGLang wheel (e.g. sglang-{PINNED_SGLANG_VERSION}-*.whl); "
-                             "read as a zip, never installed")
-    target.add_argument("--source", type=Path, metavar="DIR",
-                        help="a directory holding the sglang package (or the package itself)")
-    target.add_argument("--reference", action="store_true",
-                        help="compare with auxcheck/protocols.py, mapped to the stub modules")
-    parser.add_argument("--stubs", type=Path, metavar="DIR",
-                        help="the sglang-stubs directory (default: the installed one)")
-    parser.add_argument("-q", "--quiet", action="store_true", help="print mismatches only")
-    return parser
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Runs ``auxcheck stubcheck``; returns 0 when the stubs match, 1 on mismatches, 2 on errors."""
-    options = _parser().parse_args(sys.argv[1:] if argv is None else list(argv))
-    try:
-        stubs_dir = options.stubs or find_stubs_dir()
-        result, against, version = _run(options, stubs_dir)
-    except (_UsageError, FileNotFoundError, ValueError, zipfile.BadZipFile, SyntaxError) as error:
-        print(f"auxcheck stubcheck: error: {error}", file=sys.stderr)
-        return 2
-    described = stubs_sglang_version(stubs_dir)
-    notes = list(result.notes)
-    mismatches = list(result.mismatches)
-    if version is not None and version != described:
-        mismatches.append(Mismatch("sglang", f"the stubs describe sglang {described}, "
-                                             f"the source is sglang {version}"))
-    _print_result(mismatches, notes, quiet=options.quiet)
-    print(f"stubs for sglang {described} vs {against}: {result.modules} modules compared, "
-          f"{len(mismatches)} mismatch{'es' if len(mismatches) != 1 else ''}")
-    return 1 if mismatches else 0
-
-
-def _run(
-    options: argparse.Namespace, stubs_dir: Path
-) -> tuple[StubCheckResult, str, str | None]:
-    if options.reference:
-        return check_against_reference(stubs_dir), "the reference contract", None
-    if options.wheel is not None:
-        if not options.wheel.is_file():
-            raise _UsageError(f"no wheel at {options.wheel}; download it with "
-                              f"`pip download --no-deps sglang=={PINNED_SGLANG_VERSION}`")
-        with zipfile.ZipFile(options.wheel) as wheel:
-            return _check_tree(stubs_dir, _wheel_reader(wheel), f"wheel {options.wheel.name}")
-    root = options.source
-    if not (root / "sglang").is_dir() and root.name == "sglang":
-        root = root.parent
-    if not (root / "sglang").is_dir():
-        raise _UsageError(f"{options.source} holds no sglang package; pass the directory "
-                          "that contains sglang/ (e.g. an unpacked wheel)")
-    return _check_tree(stubs_dir, _dir_reader(root), f"source {root}")
-
-
-def _check_tree(
-    stubs_dir: Path, read: SourceReader, label: str
-) -> tuple[StubCheckResult, str, str | None]:
-    if read("sglang/srt/managers/schedule_batch.py") is None:
-        raise _UsageError(f"{label} holds no sglang/srt sources; is it an SGLang release?")
-    version = _source_version(read)
-    return check_against_source(stubs_dir, read), f"{label} (sglang {version})", version
-
-
-def _print_result(mismatches: Sequence[Mismatch], notes: Sequence[str], *, quiet: bool) -> None:
-    for mismatch in mismatches:
-        print(mismatch)
-    if not quiet:
-        for note in notes:
-            print(note)
-
-
-if __name__ == "__main__":  # pragma: no cover
-    raise SystemExit(main())

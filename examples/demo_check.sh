@@ -2,6 +2,8 @@
 # The plugin author's view: `auxcheck check` on the good plugin (clean), on the broken
 # one (every planted bug reported by its code), then `auxcheck migrate --diff` on the
 # legacy one. Usage: bash examples/demo_check.sh .venv/bin   (the folder holding `auxcheck`)
+# `auxcheck check --quiet` keeps pytest's own output off stderr, so what stderr shows is
+# one progress line as each stage starts and ends (`auxcheck check: [2/4] mypy ...`).
 set -uo pipefail
 BIN=${1:-.venv/bin}
 cd "$(dirname "$0")/.."
@@ -13,7 +15,7 @@ failures=0
 heading() { printf '\n=== %s\n' "$1"; }
 
 heading "auxcheck check examples/capture_plugin (expected: every stage ok, exit 0)"
-"$AUXCHECK" check "${JOBS[@]}" examples/capture_plugin 2>/dev/null
+"$AUXCHECK" check --quiet "${JOBS[@]}" examples/capture_plugin
 status=$?
 if [ "$status" -ne 0 ]; then
     echo "FAIL: the good plugin did not pass (exit $status)"
@@ -21,7 +23,7 @@ if [ "$status" -ne 0 ]; then
 fi
 
 heading "auxcheck check examples/broken_plugin (expected: the contract stage fails, exit 1)"
-output=$("$AUXCHECK" check "${JOBS[@]}" --skip mypy examples/broken_plugin 2>/dev/null)
+output=$("$AUXCHECK" check --quiet "${JOBS[@]}" --skip mypy examples/broken_plugin)
 status=$?
 printf '%s\n' "$output"
 if [ "$status" -ne 1 ]; then

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from test_migrate_scan import BROKEN, Broken, write_broken
 
+from auxcheck.cli.migrate import DESCRIPTION, main
 from auxcheck.migrate._moves import builtin_moves, read_builtin_file
 from auxcheck.migrate._runner import run
-from auxcheck.migrate.cli import DESCRIPTION, main
 
 OLD = "sglang.srt.sampling.sampling_observer"
 NEW = "sglang.srt.managers.auxiliary_output"
@@ -230,7 +230,8 @@ def test_stdin_check_reports_without_echoing_the_source(
 
 USAGE = {
     "no path": ([], "the following arguments are required: PATH"),
-    "bad jobs": (["--jobs", "0", "."], "argument --jobs/-j: expected a positive integer, got 0"),
+    "bad jobs": (["--jobs", "0", "."],
+                 "argument --jobs/-j: invalid value '0'; expected a whole number >= 1"),
     "bad format": (["--format", "xml", "."], "argument --format: invalid choice: 'xml'"),
     "missing path": (["nope/"], "auxcheck migrate: error: no such file or folder: nope/"),
     "stdin mixed with paths": (["-", "."], "`-` (stdin) cannot be combined with other paths"),
@@ -268,13 +269,13 @@ def test_moves_from_pyproject_are_applied(project: Path) -> None:
 
 
 def test_parallel_jobs_give_the_same_result_as_one(tmp_path: Path) -> None:
-    """--jobs 2 over many files rewrites exactly what --jobs 1 does."""
-    for jobs in ("1", "2"):
+    """-j 2 over many files rewrites exactly what --jobs 1 does (-j and --jobs are one option)."""
+    for flag, jobs in (("--jobs", "1"), ("-j", "2")):
         root = tmp_path / jobs
         root.mkdir()
         for i in range(40):
             (root / f"m{i}.py").write_text(FIXABLE if i % 2 else "import os\n")
-        assert main(["--jobs", jobs, str(root)]) == 0
+        assert main([flag, jobs, str(root)]) == 0
     assert [p.read_text() for p in sorted((tmp_path / "1").iterdir())] == [
         p.read_text() for p in sorted((tmp_path / "2").iterdir())]
 
@@ -294,7 +295,7 @@ def test_installed_command_runs_without_importing_libcst_when_clean(project: Pat
                           text=True, cwd=project)
     assert (proc.returncode, proc.stdout) == (0, "")
     assert proc.stderr == "auxcheck migrate: 0 files to migrate (2 files scanned)\n"
-    probe = ("import sys; from auxcheck.migrate.cli import main; main(['--check', 'plugin']); "
+    probe = ("import sys; from auxcheck.cli.migrate import main; main(['--check', 'plugin']); "
              "print(sorted(m for m in ('libcst', 'torch') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, check=False, text=True,
                          cwd=project).stdout
@@ -412,7 +413,7 @@ def test_a_release_that_cannot_be_had_offline_exits_2_naming_it(
 def test_sglang_pair_runs_without_importing_torch(project: Path, releases: list[str]) -> None:
     """Inferring moves from releases reads their files only: torch is never imported."""
     (project / "plugin" / "hooks.py").write_text(PLUGIN)
-    probe = (f"import sys; from auxcheck.migrate.cli import main; "
+    probe = (f"import sys; from auxcheck.cli.migrate import main; "
              f"code = main(['--sglang', '0.0.1:0.0.2', *{releases!r}, 'plugin']); "
              "print(code, 'torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, check=False, text=True,

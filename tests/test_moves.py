@@ -17,7 +17,6 @@ import pytest
 from conftest import REAL_CACHE, real_release, write_release
 
 from auxcheck._index import ReleaseIndex
-from auxcheck._moves_cli import main
 from auxcheck._moves_infer import (
     Gone,
     InferredMoves,
@@ -28,6 +27,7 @@ from auxcheck._moves_infer import (
     render_toml,
 )
 from auxcheck.cli import SUBCOMMANDS
+from auxcheck.cli.moves import main
 from auxcheck.migrate._moves import Move, MoveTable, load_moves
 from auxcheck.migrate.scan import rewrite_string
 from auxcheck.releases import Release
@@ -220,7 +220,7 @@ def test_the_output_does_not_depend_on_the_hash_seed(tmp_path: Path) -> None:
 
 def test_the_command_is_registered() -> None:
     """`auxcheck moves` is a subcommand of `auxcheck`."""
-    assert SUBCOMMANDS["moves"][0] == "auxcheck._moves_cli"
+    assert SUBCOMMANDS["moves"][0] == "auxcheck.cli.moves"
 
 
 def test_the_command_prints_toml_and_a_summary(
@@ -306,8 +306,8 @@ def test_an_unwritable_output_exits_2_naming_it(
     target = tmp_path / "no" / "such" / "moves.toml"
     assert main(["--from", "0.0.1", "--to", "0.0.2", "-o", str(target), *trees]) == 2
     assert capsys.readouterr().err == (
-        f"auxcheck moves: error: cannot write {target}: No such file or directory; pass -o a "
-        "writable file\n")
+        f"auxcheck moves: error: -o/--output: cannot write {target}: No such file or directory; "
+        "pass a writable file\n")
 
 
 # ---------------------------------------------------------------- real releases

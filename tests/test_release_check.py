@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 from conftest import REAL_CACHE, write_release
 
-from auxcheck._check_cli import main
 from auxcheck._index import ReleaseIndex
 from auxcheck._plugin_scan import scan_project
 from auxcheck._release_check import ReleaseResult, check_release, render_matrix
+from auxcheck.cli.check import main
 from auxcheck.migrate._moves import builtin_moves
 from auxcheck.releases import Release, find_release
 
@@ -314,10 +314,9 @@ def test_bad_release_lists_are_usage_errors(
 ) -> None:
     """A release that is not a version, from the command line or the config, exits 2."""
     plugin = build_plugin(tmp_path / "plugin", "x = 1\n", pyproject=pyproject)
-    with pytest.raises(SystemExit) as exit_info:
-        main([str(plugin), *SKIP_OTHERS, *args])
-    assert exit_info.value.code == 2
-    assert message in capsys.readouterr().err
+    assert main([str(plugin), *SKIP_OTHERS, *args]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("auxcheck check: error: ") and err.endswith(f"{message}\n")
 
 
 def test_without_releases_the_stage_is_skipped_and_says_how_to_ask(

@@ -19,10 +19,10 @@ from auxcheck._stubcheck import (
     PINNED_SGLANG_VERSION,
     compare_modules,
     find_stubs_dir,
-    main,
     parse_module,
     stubs_sglang_version,
 )
+from auxcheck.cli.stubcheck import main
 
 STUBS = Path(__file__).resolve().parent.parent / "stubs" / "sglang-stubs"
 STUB_MODULES = len(list(STUBS.rglob("*.pyi")))
@@ -307,27 +307,29 @@ def test_stub_module_absent_from_the_source_is_reported(
 @pytest.mark.parametrize(
     ("args", "expected"),
     [
-        pytest.param(["--wheel", "missing.whl"], "no wheel at missing.whl; download it with "
-                     f"`pip download --no-deps sglang=={PINNED_SGLANG_VERSION}`", id="no-wheel"),
-        pytest.param(["--source", "."], "holds no sglang package; pass the directory that "
-                     "contains sglang/", id="no-package"),
+        pytest.param(["--wheel", "missing.whl"], "--wheel: no wheel at missing.whl; download "
+                     f"it with `pip download --no-deps sglang=={PINNED_SGLANG_VERSION}`",
+                     id="no-wheel"),
+        pytest.param(["--source", "."], "--source: . holds no sglang package; pass the "
+                     "directory that contains sglang/ (e.g. an unpacked wheel)", id="no-package"),
+        pytest.param(["--reference", "--stubs", "nowhere"], "--stubs: nowhere holds no sglang "
+                     "stubs (no __init__.pyi); pass the sglang-stubs directory", id="no-stubs"),
     ],
 )
 def test_unusable_input_exits_2_naming_the_fix(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
     args: list[str], expected: str,
 ) -> None:
-    """A missing wheel or a directory without sglang/ is a usage error with a fix."""
+    """A missing wheel, a directory without sglang/ or missing stubs is a usage error that
+    names the option and the fix."""
     monkeypatch.chdir(tmp_path)
-    assert main([*args, "--stubs", str(STUBS)]) == 2
-    assert expected in capsys.readouterr().err
+    assert main([*args, "--stubs", str(STUBS)] if "--stubs" not in args else args) == 2
+    assert capsys.readouterr().err == f"auxcheck stubcheck: error: {expected}\n"
 
 
 def test_a_target_is_required(capsys: pytest.CaptureFixture[str]) -> None:
     """Without --wheel, --source or --reference argparse exits 2."""
-    with pytest.raises(SystemExit) as exit_info:
-        main([])
-    assert exit_info.value.code == 2
+    assert main([]) == 2
     assert "one of the arguments --wheel --source --reference is required" in (
         capsys.readouterr().err
     )
@@ -404,7 +406,7 @@ def test_command_runs_as_a_subprocess() -> None:
 
 def test_checker_imports_neither_torch_nor_sglang() -> None:
     """Running the checker loads no heavy module: SGLang is parsed, never imported."""
-    code = ("import sys\nfrom auxcheck._stubcheck import main\nmain(['--reference', '-q'])\n"
+    code = ("import sys\nfrom auxcheck.cli.stubcheck import main\nmain(['--reference', '-q'])\n"
             "print(sorted(m for m in ('torch', 'sglang', 'libcst', 'hypothesis') "
             "if m in sys.modules))")
     completed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

@@ -22,7 +22,16 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from auxcheck._moves_cli import add_release_options, one_version
+from auxcheck.cli._common import (
+    CommandParser,
+    UsageError,
+    add_format,
+    add_jobs,
+    add_release_options,
+    one_version,
+    plural,
+    run_command,
+)
 from auxcheck.errors import MovesTableError
 from auxcheck.migrate._moves import Move, MoveTable, load_moves
 from auxcheck.migrate._runner import (
@@ -45,17 +54,7 @@ DESCRIPTION = (
     "you add, or those SGLang made between two releases (--sglang A:B); `-` reads stdin "
     "and writes stdout."
 )
-
-
-def _jobs(value: str) -> int:
-    """Returns ``value`` as a positive job count; rejects anything else precisely."""
-    try:
-        jobs = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value!r}") from None
-    if jobs < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {jobs}")
-    return jobs
+PROG = "auxcheck migrate"
 
 
 def release_pair(text: str) -> tuple[str, str]:
@@ -71,8 +70,8 @@ def release_pair(text: str) -> tuple[str, str]:
     return pair
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="auxcheck migrate", description=DESCRIPTION)
+def _parser() -> CommandParser:
+    parser = CommandParser(prog=PROG, description=DESCRIPTION)
     parser.add_argument("paths", nargs="+", metavar="PATH",
                         help="files or folders to migrate; `-` for stdin")
     parser.add_argument("--check", action="store_true",
@@ -82,8 +81,7 @@ def _parser() -> argparse.ArgumentParser:
                         help="write nothing; print a unified diff of the changes")
     parser.add_argument("--compat", action="store_true",
                         help="write `try: new / except ImportError: old` to keep older SGLang")
-    parser.add_argument("--jobs", "-j", type=_jobs, default=None, metavar="N",
-                        help="worker processes (default: the CPU count)")
+    add_jobs(parser, help="worker processes (default: the CPU count)")
     parser.add_argument("--moves", type=Path, default=None, metavar="FILE",
                         help="a TOML file of extra [[move]] tables")
     parser.add_argument("--sglang", type=release_pair, default=None, metavar="A:B",
@@ -91,8 +89,7 @@ def _parser() -> argparse.ArgumentParser:
                              "inferred from their wheels (e.g. 0.5.19:0.5.23)")
     parser.add_argument("--exclude", action="append", default=[], metavar="GLOB",
                         help="skip files and folders matching GLOB (repeatable)")
-    parser.add_argument("--format", choices=("text", "json", "github"), default="text",
-                        help="how findings are printed (default: text)")
+    add_format(parser, ("text", "json", "github"), help="how findings are printed (default: text)")
     add_release_options(parser, title="SGLang releases (with --sglang)")
     return parser
 
@@ -129,8 +126,8 @@ def _with_release_moves(table: MoveTable, args: argparse.Namespace) -> MoveTable
                           cache=args.cache, download=not args.offline, jobs=args.jobs)
     kept, overridden = _new_moves(found.moves, table)
     added = sum(len(m.names) for m in kept)
-    note = f"; {_plural(overridden, 'name')} kept as your moves say" if overridden else ""
-    print(f"auxcheck migrate: applying {_plural(added, 'name')} SGLang moved from {older} to "
+    note = f"; {plural(overridden, 'name')} kept as your moves say" if overridden else ""
+    print(f"auxcheck migrate: applying {plural(added, 'name')} SGLang moved from {older} to "
           f"{newer} ({len(found.left_out)} left out: several possible homes){note}",
           file=sys.stderr)
     return table.merged(kept, source=f"moves inferred from sglang {older} to {newer}")
@@ -177,23 +174,19 @@ def _print_findings(summary: RunSummary, fmt: str, out: TextIO) -> None:
                 print(f"::error file={failure.path}::{failure.reason}", file=out)
 
 
-def _plural(count: int, noun: str) -> str:
-    return f"{count} {noun}{'' if count == 1 else 's'}"
-
-
 def _summary_line(summary: RunSummary, mode: Mode) -> str:
     verb = {"write": "rewritten", "check": "to migrate", "diff": "would be rewritten"}[mode]
     human = sum(1 for f in summary.findings if f.code == "AUX502")
-    parts = [f"{_plural(len(summary.changed), 'file')} {verb}"]
+    parts = [f"{plural(len(summary.changed), 'file')} {verb}"]
     if human:
-        parts.append(f"{_plural(human, 'use')} needing a human (AUX502)")
+        parts.append(f"{plural(human, 'use')} needing a human (AUX502)")
     broken, failed = len(summary.broken), len(summary.failed)
     if broken:
-        parts.append(f"{_plural(broken, 'file')} not read, decoded or parsed (AUX504)")
+        parts.append(f"{plural(broken, 'file')} not read, decoded or parsed (AUX504)")
     if failed > broken:
-        parts.append(f"{_plural(failed - broken, 'file')} failed (not rewritten or not "
+        parts.append(f"{plural(failed - broken, 'file')} failed (not rewritten or not "
                      "written)")
-    return f"auxcheck migrate: {', '.join(parts)} ({_plural(summary.scanned, 'file')} scanned)"
+    return f"auxcheck migrate: {', '.join(parts)} ({plural(summary.scanned, 'file')} scanned)"
 
 
 def _announcer(mode: Mode, out: TextIO) -> Callable[[FileOutcome], None]:
@@ -227,27 +220,25 @@ def _run_stdin(moves: MoveTable, mode: Mode, compat: bool, fmt: str) -> int:
     return _report(summary, mode, fmt, sys.stdout)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Runs ``auxcheck migrate``; returns 0 (nothing left), 1 (work or errors) or 2 (usage)."""
-    parser = _parser()
-    try:
-        args = parser.parse_args(argv)
-    except SystemExit as exc:
-        return exc.code if isinstance(exc.code, int) else 2
+def _main(argv: list[str]) -> int:
+    args = _parser().parse_args(argv)
     mode: Mode = "check" if args.check else "diff" if args.diff else "write"
     missing = [p for p in args.paths if p != "-" and not os.path.exists(p)]
-    if missing or ("-" in args.paths and len(args.paths) > 1):
-        problem = f"no such file or folder: {', '.join(missing)}" if missing else \
-            "`-` (stdin) cannot be combined with other paths"
-        print(f"auxcheck migrate: error: {problem}", file=sys.stderr)
-        return 2
+    if missing:
+        raise UsageError(f"no such file or folder: {', '.join(missing)}")
+    if "-" in args.paths and len(args.paths) > 1:
+        raise UsageError("`-` (stdin) cannot be combined with other paths")
     moves = _load_table(args)
     if isinstance(moves, str):
-        print(f"auxcheck migrate: error: {moves}", file=sys.stderr)
-        return 2
+        raise UsageError(moves)
     if args.paths == ["-"]:
         return _run_stdin(moves, mode, args.compat, args.format)
     summary = run(args.paths, moves=moves, mode=mode, compat=args.compat, jobs=args.jobs,
                   exclude=args.exclude, progress=progress_bar(),
                   on_outcome=_announcer(mode, sys.stdout))
     return _report(summary, mode, args.format, sys.stdout)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Runs ``auxcheck migrate``; returns 0 (nothing left), 1 (work or errors) or 2 (usage)."""
+    return run_command(PROG, _main, argv)

@@ -12,9 +12,18 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from auxcheck._check_cli import positive_int
+from auxcheck.cli._common import (
+    CommandParser,
+    UsageError,
+    add_format,
+    plural,
+    positive_int,
+    run_command,
+)
 from auxcheck.errors import InvalidArgument
 from auxcheck.report import Report
+
+__all__ = ["DESCRIPTION", "main"]
 
 DESCRIPTION = (
     "Load each MODULE:ATTR (calling it first when it is a class or a zero-argument "
@@ -26,32 +35,27 @@ DESCRIPTION = (
 )
 
 _OBSERVER_HOOKS = ("is_active", "before_grammar", "after_sample")
+PROG = "auxcheck validate"
 
 
-class UsageError(Exception):
-    """A target or option could not be used; the message says which and why."""
-
-
-def main(argv: Sequence[str]) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     """Runs ``auxcheck validate``; returns 0 when clean, 1 on findings, 2 on usage errors."""
-    parser = _parser()
-    options = parser.parse_args(list(argv))
-    try:
-        with _import_path(options.path):
-            reports = _run(options)
-    except UsageError as exc:
-        print(f"auxcheck validate: error: {exc}", file=sys.stderr)
-        return 2
+    return run_command(PROG, _main, argv)
+
+
+def _main(argv: list[str]) -> int:
+    options = _parser().parse_args(argv)
+    with _import_path(options.path):
+        reports = _run(options)
     _print(reports, options.format)
     return 0 if all(report.ok for report in reports) else 1
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="auxcheck validate", description=DESCRIPTION)
+def _parser() -> CommandParser:
+    parser = CommandParser(prog=PROG, description=DESCRIPTION)
     parser.add_argument("targets", nargs="+", metavar="MODULE:ATTR",
                         help="object or zero-argument factory to check")
-    parser.add_argument("--format", choices=("text", "json"), default="text",
-                        help="report format (default: text)")
+    add_format(parser, ("text", "json"), help="report format (default: text)")
     parser.add_argument("--ignore", action="append", default=[], metavar="CODES",
                         help="rule codes or families to ignore, e.g. AUX104,AUX4")
     parser.add_argument("--pp-observer", metavar="MODULE:ATTR",
@@ -208,6 +212,5 @@ def _print(reports: list[Report], fmt: str) -> None:
     print("\n".join(report.to_text() for report in reports))
     total = sum(len(report) for report in reports)
     notes = sum(len(report.notes) for report in reports)
-    noun = "finding" if total == 1 else "findings"
-    also = f" ({notes} note{'s' if notes != 1 else ''})" if notes else ""
-    print(f"\n{total} {noun}{also} in {len(reports)} object{'s' if len(reports) != 1 else ''}")
+    also = f" ({plural(notes, 'note')})" if notes else ""
+    print(f"\n{plural(total, 'finding')}{also} in {plural(len(reports), 'object')}")

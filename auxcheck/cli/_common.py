@@ -1,0 +1,155 @@
+"""The layer every ``auxcheck`` front-end shares: usage errors, argument types, shared options.
+
+Each subcommand builds its parser with :class:`CommandParser` and runs its body through
+:func:`run_command`, so that every command reports a usage error the same way
+(``auxcheck COMMAND: error: ...``, exit status 2), returns its exit status instead of
+raising ``SystemExit`` (``--help`` included), spells ``-j/--jobs`` and ``--format`` the
+same, and stops quietly when the reader of its output goes away. This module imports
+nothing heavy: ``auxcheck migrate`` and ``auxcheck --help`` load it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import IO, NoReturn
+
+from auxcheck.errors import AuxcheckError
+
+__all__ = [
+    "CommandParser",
+    "UsageError",
+    "add_format",
+    "add_jobs",
+    "add_release_options",
+    "one_version",
+    "plural",
+    "positive_int",
+    "run_command",
+]
+
+
+class UsageError(AuxcheckError):
+    """A command line that cannot be used: exit status 2, the message says which part and why.
+
+    ``usage`` is the command's usage line, printed first when argparse found the problem.
+    """
+
+    def __init__(self, message: str, *, usage: str = "") -> None:
+        self.message = message
+        self.usage = usage
+        super().__init__(message)
+
+
+class _ParserExit(Exception):
+    """argparse finished on purpose (``--help``): the command returns ``status``."""
+
+    def __init__(self, status: int) -> None:
+        self.status = status
+        super().__init__(status)
+
+
+class CommandParser(argparse.ArgumentParser):
+    """An ArgumentParser that raises instead of exiting, so ``main`` returns its status."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(message, usage=self.format_usage())
+
+    def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
+        if message:
+            sys.stderr.write(message)
+        raise _ParserExit(status)
+
+
+def run_command(prog: str, body: Callable[[list[str]], int],
+                argv: Sequence[str] | None) -> int:
+    """Returns ``body(argv)`` (``sys.argv[1:]`` when None): 2 on a usage error, which is
+    printed as ``PROG: error: ...``; 1 when stdout's reader went away."""
+    words = list(sys.argv[1:] if argv is None else argv)
+    try:
+        return body(words)
+    except _ParserExit as done:
+        return done.status
+    except UsageError as exc:
+        sys.stderr.write(exc.usage)
+        print(f"{prog}: error: {exc.message}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        # The reader went away (`auxcheck ... | head`): stop quietly, as grep and ruff do,
+        # and keep Python from reporting the pipe again when it flushes stdout at exit.
+        _silence(sys.stdout)
+        return 1
+
+
+def _silence(stream: IO[str]) -> None:
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())
+    except (OSError, ValueError):  # not a real file (a test's capture): nothing will flush
+        pass
+
+
+def positive_int(text: str) -> int:
+    """Returns ``text`` as a whole number >= 1; raises ArgumentTypeError saying what it got."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"invalid value {text!r}; expected a whole number >= 1")
+    return value
+
+
+def add_jobs(parser: argparse.ArgumentParser, *, help: str,
+             hidden: Sequence[str] = ()) -> None:
+    """Adds ``-j/--jobs N`` (a whole number >= 1, default None); ``hidden`` spellings such
+    as check's old ``-n`` still parse, without appearing in ``--help``."""
+    parser.add_argument("--jobs", "-j", type=positive_int, default=None, metavar="N", help=help)
+    for flag in hidden:
+        parser.add_argument(flag, dest="jobs", type=positive_int, help=argparse.SUPPRESS)
+
+
+def add_format(parser: argparse.ArgumentParser, choices: Sequence[str], *, help: str) -> None:
+    """Adds ``--format`` with ``choices``, the first being the default."""
+    parser.add_argument("--format", choices=tuple(choices), default=choices[0], help=help)
+
+
+def one_version(text: str) -> str:
+    """Returns ``text`` as one release version; raises ArgumentTypeError saying what it got."""
+    from auxcheck.releases import ReleaseError, parse_versions
+
+    try:
+        versions = parse_versions(text)
+    except ReleaseError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    if len(versions) != 1:
+        raise argparse.ArgumentTypeError(f"expected one release version such as 0.5.23, "
+                                         f"got {text!r}")
+    return versions[0]
+
+
+def add_release_options(parser: argparse.ArgumentParser, *, title: str,
+                        checked: bool = False) -> argparse._ArgumentGroup:
+    """Adds ``--wheel``, ``--source``, ``--cache`` and ``--offline`` under ``title``; returns
+    the group. ``checked``: the release of each ``--wheel`` and ``--source`` is checked too."""
+    also = "; its release is checked too" if checked else ""
+    group = parser.add_argument_group(title)
+    group.add_argument("--wheel", action="append", type=Path, default=[], metavar="WHEEL",
+                       help="a downloaded sglang wheel to use instead of the cache, matched by "
+                            f"its declared version (repeatable{also})")
+    group.add_argument("--source", action="append", type=Path, default=[], metavar="DIR",
+                       help="an unpacked sglang tree (the folder holding sglang/), matched by "
+                            f"its declared version (repeatable{also})")
+    group.add_argument("--cache", type=Path, default=None, metavar="DIR",
+                       help="the wheel and index cache (default: $AUXCHECK_CACHE_DIR or "
+                            "~/.cache/auxcheck/sglang)")
+    group.add_argument("--offline", action="store_true",
+                       help="never download: use --wheel, --source and the cache only")
+    return group
+
+
+def plural(count: int, noun: str) -> str:
+    """Returns ``3 files``, ``1 file``: ``count`` and ``noun``, plural unless one."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"

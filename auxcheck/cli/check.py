@@ -1,0 +1,276 @@
+"""``auxcheck check PATH``: the import scan, mypy with the stubs, the contract suite, the releases.
+
+The stages themselves are in :mod:`auxcheck._check`; this module reads the command
+line, rejects options the contract suite could not use before any stage runs
+(``--impl``, ``--profile``), says on stderr when each stage starts and ends, and sums
+the results up in one table (or a JSON document on stdout). Exit status: 0 when no
+stage failed, 1 when one did, 2 on usage errors.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from auxcheck._check import STAGES, CheckOptions, StageResult, has_xdist, run_stages, source_root
+from auxcheck.cli._common import (
+    CommandParser,
+    UsageError,
+    add_format,
+    add_jobs,
+    add_release_options,
+    run_command,
+)
+
+__all__ = [
+    "DESCRIPTION",
+    "check_impl",
+    "check_profile",
+    "jobs_warnings",
+    "main",
+    "progress_finished",
+    "progress_started",
+    "render_details",
+    "render_json",
+    "render_table",
+]
+
+DESCRIPTION = ("Check a plugin project: the import scan (AUX501/AUX502, and AUX504 for "
+               "files that do not parse), mypy against "
+               "auxcheck's sglang stubs, the contract suite (pytest --auxcheck), and with "
+               "--sglang each SGLang release's imports, hook targets and entry points "
+               "(AUX503/AUX701/AUX702).")
+PROG = "auxcheck check"
+
+_PROFILE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
+"""What a Hypothesis profile name passed through to a conftest's own profiles looks like."""
+_AUXCHECK_PROFILE_PREFIX = "auxcheck-"
+"""auxcheck's own profiles' prefix: such a name that is not one of them is a typo."""
+
+
+# ---------------------------------------------------------------- output
+
+
+def render_table(path: Path, results: Sequence[StageResult]) -> str:
+    """Returns the summary table: stage, result, counts, time; then the verdict."""
+    rows = [("stage", "result", "counts", "time")]
+    rows += [(r.stage, r.result.upper() if r.failed else r.result, r.summary,
+              f"{r.seconds:.1f}s") for r in results]
+    widths = [max(len(row[i]) for row in rows) for i in range(3)]
+    lines = [f"{a:<{widths[0]}}  {b:<{widths[1]}}  {c:<{widths[2]}}  {d}" for a, b, c, d in rows]
+    failed = [r.stage for r in results if r.failed]
+    verdict = (f"auxcheck check {path}: failed ({', '.join(failed)})" if failed
+               else f"auxcheck check {path}: ok")
+    return "\n".join(lines + ["", verdict])
+
+
+def render_details(results: Sequence[StageResult]) -> str:
+    """Returns the output of every failed stage, and the release matrix, under a heading each."""
+    blocks = [f"== {r.stage}: {r.summary}\n{r.output}" for r in results
+              if (r.failed or r.always_shown) and r.output]
+    return "\n\n".join(blocks)
+
+
+def render_json(path: Path, results: Sequence[StageResult], *,
+                warnings: Sequence[str] = ()) -> str:
+    """Returns the results as a JSON document: path, ok, warnings, and one object per stage."""
+    stages: list[dict[str, Any]] = []
+    for r in results:
+        data = asdict(r)
+        data["seconds"] = round(r.seconds, 3)
+        stages.append(data)
+    ok = not any(r.failed for r in results)
+    return json.dumps({"path": str(path), "ok": ok, "warnings": list(warnings),
+                       "stages": stages}, indent=2)
+
+
+def progress_started(index: int, stage: str) -> str:
+    """Returns the progress line of a stage that starts: ``[2/4] mypy ...``."""
+    return f"{PROG}: [{index}/{len(STAGES)}] {stage} ..."
+
+
+def progress_finished(index: int, result: StageResult, *, left_out: bool = False) -> str:
+    """Returns the progress line of a stage that ended (``mypy ok (3.1s)``), or, ``left_out``
+    by ``--skip``, never started (``[2/4] mypy skipped (--skip)``)."""
+    if left_out:
+        return f"{PROG}: [{index}/{len(STAGES)}] {result.stage} skipped (--skip)"
+    shown = result.result.upper() if result.failed else result.result
+    why = f": {result.summary}" if result.result in ("skipped", "error") else ""
+    return f"{PROG}: {result.stage} {shown} ({result.seconds:.1f}s){why}"
+
+
+def _say(line: str) -> None:
+    # Flushed: the contract stage's pytest writes to the same stderr in between.
+    print(line, file=sys.stderr, flush=True)
+
+
+# ---------------------------------------------------------------- command line
+
+
+def _parser() -> CommandParser:
+    parser = CommandParser(
+        prog=PROG, description=DESCRIPTION,
+        usage="auxcheck check [-h] [--format {text,json}] [-q] [--skip STAGE] [-j N] "
+              "[--impl IMPL] [--profile NAME] [--sglang VERSIONS] [--wheel WHEEL] "
+              "[--source DIR] [--offline] [--cache DIR] PATH [-- PYTEST_ARGS...]",
+        epilog="Arguments after `--` go to the contract stage's pytest, e.g. -- -k AUX104. "
+               "Each stage's start and end is said on stderr.")
+    parser.add_argument("path", metavar="PATH", help="the plugin project's folder")
+    add_format(parser, ("text", "json"),
+               help="text: a table (pytest's output streams to stderr unless --quiet); json: a "
+                    "document on stdout for tools")
+    parser.add_argument("-q", "--quiet", action="store_true",
+                        help="do not stream pytest's output to stderr: only the progress lines "
+                             "(a failed stage's output is still printed before the table)")
+    parser.add_argument("--skip", action="append", choices=STAGES, default=[],
+                        help="leave a stage out (repeatable)")
+    add_jobs(parser, hidden=("-n",),
+             help="run the contract suite on N processes (needs pytest-xdist; without it a "
+                  "warning says so and the suite runs on one)")
+    parser.add_argument("--impl", default=None,
+                        help="the implementation the contract suite proves (auto, reference, "
+                             "sglang, sglang==X.Y.Z or a dotted module; default auto)")
+    parser.add_argument("--profile", default=None, metavar="NAME",
+                        help="the Hypothesis profile of the contract suite: auxcheck-default, "
+                             "auxcheck-ci, or one the project's conftest registers")
+    group = add_release_options(parser, title="SGLang releases (the sglang stage)", checked=True)
+    group.add_argument("--sglang", action="append", default=[], metavar="VERSIONS",
+                       help="releases to check against, comma-separated (repeatable), e.g. "
+                            "0.5.19,0.5.20,0.5.23; default: [tool.auxcheck] sglang")
+    return parser
+
+
+def _releases(sglang: Sequence[str], path: Path) -> tuple[str, ...]:
+    """Returns the releases to check: ``--sglang`` values, else ``[tool.auxcheck] sglang``."""
+    from auxcheck._config import project_sglang
+    from auxcheck.errors import InvalidArgument
+    from auxcheck.releases import ReleaseError, parse_versions
+
+    try:
+        if sglang:
+            return parse_versions(",".join(sglang))
+        configured = project_sglang(path)
+        return parse_versions(configured) if configured else ()
+    except (ReleaseError, InvalidArgument) as exc:
+        raise UsageError(f"--sglang: {exc}" if sglang else str(exc)) from None
+
+
+@contextmanager
+def _importable(path: Path) -> Iterator[None]:
+    """Puts ``path`` (and its ``src``) first on sys.path, as the contract suite has them."""
+    saved = list(sys.path)
+    src = source_root(path)
+    sys.path[:0] = [str(path)] + ([str(src)] if src is not None else [])
+    try:
+        yield
+    finally:
+        sys.path[:] = saved
+
+
+def check_impl(spec: str, path: Path) -> None:
+    """Raises UsageError naming ``--impl`` when the contract suite in ``path`` could not load
+    ``spec``: loaded here as the suite loads it (``auto`` and ``reference`` always load)."""
+    if spec in ("auto", "reference"):
+        return
+    from auxcheck.errors import InvalidArgument
+    from auxcheck.properties import load_implementation
+    from auxcheck.releases import ReleaseError
+
+    with _importable(path):
+        try:
+            load_implementation(spec)
+        except (InvalidArgument, ReleaseError) as exc:
+            raise UsageError(f"--impl: {exc}") from None
+        except Exception as exc:  # noqa: BLE001 - the user's module raised on import
+            raise UsageError(f"--impl: importing {spec!r} raised {type(exc).__name__}: "
+                             f"{exc}") from None
+
+
+def check_profile(name: str) -> None:
+    """Raises UsageError naming ``--profile`` when ``name`` cannot be a Hypothesis profile.
+
+    auxcheck's own profiles are known; any other name is left to the suite, where the
+    project's conftest may register it, but it must look like a name (a letter or ``_``,
+    then letters, digits, ``_``, ``-``, ``.``) and not misspell an ``auxcheck-`` profile.
+    """
+    looks_like_a_name = _PROFILE_NAME.fullmatch(name) is not None
+    if looks_like_a_name and not name.startswith(_AUXCHECK_PROFILE_PREFIX):
+        return
+    from auxcheck.strategies import PROFILES  # imports torch: only for auxcheck- or odd names
+
+    if name in PROFILES:
+        return
+    expected = (f"expected one of {', '.join(PROFILES)}, or the name of a profile the "
+                "project's conftest registers with hypothesis.settings.register_profile")
+    problem = ("is not an auxcheck profile" if looks_like_a_name else
+               "is not a profile name (a letter or _, then letters, digits, _, - or .)")
+    raise UsageError(f"--profile: {name!r} {problem}; {expected}")
+
+
+def jobs_warnings(options: CheckOptions) -> list[str]:
+    """Returns the warning that ``--jobs`` is ignored when pytest-xdist is missing, if it is."""
+    if not options.jobs or "contract" in options.skip or has_xdist():
+        return []
+    return [(f"--jobs {options.jobs} ignored: pytest-xdist is not installed; the contract "
+             "suite runs on one process; pip install pytest-xdist")]
+
+
+class _Request(NamedTuple):
+    """What the command line asks for: the stages' options, the format, PATH as given."""
+
+    options: CheckOptions
+    format: str
+    path: Path
+
+
+def _request(argv: list[str]) -> _Request:
+    """Returns what the command line asks for; raises UsageError on what cannot be used."""
+    words, extra = argv, []
+    if "--" in argv:
+        at = argv.index("--")
+        words, extra = argv[:at], argv[at + 1:]
+    args = _parser().parse_args(words)
+    path = Path(args.path)
+    if not path.is_dir():
+        raise UsageError(f"PATH {args.path!r} is not a folder; expected a plugin project's folder")
+    releases = _releases(args.sglang, path)
+    if args.profile is not None:
+        check_profile(args.profile)
+    if args.impl is not None:
+        check_impl(args.impl, path.resolve())
+    options = CheckOptions(path.resolve(), frozenset(args.skip), args.jobs, args.impl,
+                           args.profile, stream=args.format == "text" and not args.quiet,
+                           pytest_args=tuple(extra), releases=releases,
+                           wheels=tuple(args.wheel), sources=tuple(args.source),
+                           cache=args.cache, offline=args.offline)
+    return _Request(options, args.format, path)
+
+
+def _main(argv: list[str]) -> int:
+    options, fmt, path = _request(argv)
+    warnings = jobs_warnings(options)
+    for warning in warnings:
+        _say(f"{PROG}: warning: {warning}")
+
+    def finished(index: int, result: StageResult) -> None:
+        _say(progress_finished(index, result, left_out=result.stage in options.skip))
+
+    results = run_stages(options, started=lambda i, stage: _say(progress_started(i, stage)),
+                         finished=finished)
+    if fmt == "json":
+        print(render_json(path, results, warnings=warnings))
+    else:
+        details = render_details(results)
+        print(("\n" + details + "\n" if details else "") + "\n" + render_table(path, results))
+    return 1 if any(r.failed for r in results) else 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Runs ``auxcheck check``; returns 0 when every stage passed, 1 when one failed, 2 on usage."""
+    return run_command(PROG, _main, argv)
