@@ -27,6 +27,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
+from auxcheck._text import plural
+
 __all__ = [
     "MYPY_CONFIG_FILES",
     "STAGES",
@@ -106,16 +108,12 @@ def run_imports(options: CheckOptions) -> StageResult:
         counts[code] = sum(1 for f in report if f.code == code)
     if not counts["AUX504"]:
         del counts["AUX504"]  # the keys stay those of a plugin whose files all parse
-    summary = f"{_plural(len(report), 'finding')} in {_plural(files, 'file')}"
+    summary = f"{plural(len(report), 'finding')} in {plural(files, 'file')}"
     if report:
         broken = f", {counts['AUX504']} AUX504" if "AUX504" in counts else ""
         summary += f" ({counts['AUX501']} AUX501, {counts['AUX502']} AUX502{broken})"
     output = "\n".join(f.to_text() for f in report)
     return StageResult("imports", "fail" if report else "ok", counts, 0.0, summary, output)
-
-
-def _plural(count: int, noun: str) -> str:
-    return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
 def plugin_packages(path: Path) -> list[Path]:
@@ -220,7 +218,7 @@ def run_mypy(options: CheckOptions) -> StageResult:
                            f"mypy exited {done.returncode} ({run.label})",
                            done.stdout + done.stderr, data)
     counts["files"] = _mypy_files(done.stdout)
-    summary = f"{_plural(errors, 'error')} in {', '.join(p.name for p in packages)} ({run.label})"
+    summary = f"{plural(errors, 'error')} in {', '.join(p.name for p in packages)} ({run.label})"
     return StageResult("mypy", "fail" if errors else "ok", counts, 0.0, summary,
                        done.stdout.strip(), data)
 
@@ -356,7 +354,7 @@ def run_sglang(options: CheckOptions) -> StageResult:
     if scan.broken:
         # No release can vouch for a file that was never read: the stage fails on it.
         counts["AUX504"] = len(scan.broken)
-        summary += f"; {_plural(len(scan.broken), 'file')} not scanned (AUX504)"
+        summary += f"; {plural(len(scan.broken), 'file')} not scanned (AUX504)"
         output = "\n".join([*(f.to_text() for f in scan.broken), "", output])
     data = {"releases": [r.to_dict() for r in results],
             "broken": [f.to_dict() for f in scan.broken]}

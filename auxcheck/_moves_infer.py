@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from auxcheck._index import ReleaseIndex, importable
+from auxcheck._text import plural
 from auxcheck.migrate._moves import Move, MoveTable
 from auxcheck.releases import find_release
 
@@ -82,13 +83,9 @@ class InferredMoves:
     def summary(self) -> str:
         """Returns one line saying what was found, for stderr."""
         return (f"auxcheck moves: sglang {self.source} -> {self.target}: "
-                f"{_plural(self.moved_names, 'name')} moved ({_plural(len(self.moves), 'move')}"
+                f"{plural(self.moved_names, 'name')} moved ({plural(len(self.moves), 'move')}"
                 f"), {len(self.left_out)} left out (several homes), {len(self.gone)} gone "
                 f"(no home in {self.target})")
-
-
-def _plural(count: int, noun: str) -> str:
-    return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
 # ---------------------------------------------------------------- inference

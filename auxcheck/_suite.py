@@ -21,7 +21,6 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
-from hypothesis.errors import InvalidArgument as HypothesisInvalidArgument
 
 from auxcheck import strategies as aux
 from auxcheck._options import AuxcheckOptions
@@ -52,8 +51,8 @@ def validate_options(options: AuxcheckOptions) -> None:
     implementation.cache_clear()  # a dotted module may differ from one session to the next
     _REPORTS.clear()  # group reports belong to one session's fixtures
     try:
-        resolve_settings(options.profile)
-    except (InvalidArgument, HypothesisInvalidArgument):
+        aux.resolve_profile(options.profile)
+    except InvalidArgument:
         raise pytest.UsageError(
             f"--auxcheck-profile: unknown Hypothesis settings profile {options.profile!r}; "
             f"expected one of {', '.join(aux.PROFILES)} or a profile your conftest registers "
@@ -63,11 +62,6 @@ def validate_options(options: AuxcheckOptions) -> None:
         implementation(options.impl)
     except (InvalidArgument, ReleaseError) as exc:  # a bad module, or a release not fetched
         raise pytest.UsageError(f"--auxcheck-impl: {exc}") from None
-
-
-def resolve_settings(profile: str) -> settings:
-    """Returns the settings of ``profile``: an auxcheck profile or one registered with Hypothesis."""
-    return aux.resolve_profile(profile)
 
 
 @functools.cache
@@ -301,7 +295,7 @@ def _run_strategy_check(key: str, source: Source, options: AuxcheckOptions,
         _raise_if([f for f in report if f.code == key], f"{key} on device output", output)
 
     try:
-        _for_each_output(source, check, light(resolve_settings(options.profile)))
+        _for_each_output(source, check, light(aux.resolve_profile(options.profile)))
     except Unsatisfiable:
         pass
     if skipped:
@@ -372,7 +366,7 @@ def property_names() -> tuple[tuple[str, tuple[str, ...]], ...]:
 def _properties(impl: Implementation, *, leaves: Any, profile: str, fraction: int = 1,
                 batch_size: int | None = None) -> list[PropertyTest]:
     """Returns the property tests under ``profile`` with 1/``fraction`` of its examples."""
-    chosen = resolve_settings(profile)
+    chosen = aux.resolve_profile(profile)
     examples = max(5, chosen.max_examples // fraction)
     return list(property_tests(impl, leaves=leaves, profile=chosen, max_examples=examples,
                                batch_size=batch_size))
@@ -453,7 +447,7 @@ def _run_machine(impl: Implementation, options: AuxcheckOptions) -> None:
     """Runs the append -> copy -> consume state machine against ``impl``."""
     from auxcheck.machine import run_machine
 
-    chosen = resolve_settings(options.profile)
+    chosen = aux.resolve_profile(options.profile)
     examples = max(5, chosen.max_examples // impl_fraction(options))
     report = run_machine(impl, profile=chosen, max_examples=examples)
     report.without(options.ignore).raise_for_findings()

@@ -414,16 +414,13 @@ def copy_count_findings(leaves: Sequence[RecordingDeviceOutput], marks: Sequence
     SGLang's append never de-duplicates: a leaf appended twice is two children, copied
     twice. ``marks`` are the leaves' copy counts before ``what`` ran.
     """
-    wanted: dict[int, int] = {}
-    for leaf in leaves:
-        wanted[id(leaf)] = wanted.get(id(leaf), 0) + 1
-    firsts = {id(leaf): (leaf, mark) for leaf, mark in reversed(list(zip(leaves, marks)))}
-    wrong = [(leaf, leaf.copy_count - mark, wanted[key]) for key, (leaf, mark) in firsts.items()
-             if leaf.copy_count - mark != wanted[key]]
+    appended: dict[int, list[Any]] = {}  # id -> [leaf, its mark, times appended], first first
+    for leaf, mark in zip(leaves, marks):
+        appended.setdefault(id(leaf), [leaf, mark, 0])[2] += 1
+    wrong = [(leaf, leaf.copy_count - mark, want) for leaf, mark, want in appended.values()
+             if leaf.copy_count - mark != want]
     if not wrong:
         return []
-    order = {id(leaf): i for i, leaf in reversed(list(enumerate(leaves)))}
-    wrong.sort(key=lambda item: order[id(item[0])])
     seen = ", ".join(f"{leaf.label} {n}x" + (f" (appended {want}x)" if want > 1 else "")
                      for leaf, n, want in wrong)
     return [Finding.of("AUX304", f"{what} copied children {seen}",

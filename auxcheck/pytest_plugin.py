@@ -25,6 +25,7 @@ import pytest
 
 from auxcheck._config import project_ignore
 from auxcheck._options import AuxcheckOptions
+from auxcheck._text import plural
 from auxcheck._version import __version__
 from auxcheck.errors import InvalidArgument
 from auxcheck.rules import parse_codes
@@ -284,17 +285,13 @@ def count_subjects(nodeids: Iterable[str]) -> Subjects:
     return Subjects(len(keys) - observers, observers)
 
 
-def _plural(count: int, noun: str) -> str:
-    return f"{count} {noun}{'' if count == 1 else 's'}"
-
-
 def header_line(options: AuxcheckOptions, subjects: Subjects) -> str:
     """Returns the one header line: version, implementation, what is checked, profile."""
     from auxcheck import _suite
 
     found = ", ".join(part for part in (
-        _plural(subjects.outputs, "device output") if subjects.outputs else "",
-        _plural(subjects.observers, "observer") if subjects.observers else "") if part)
+        plural(subjects.outputs, "device output") if subjects.outputs else "",
+        plural(subjects.observers, "observer") if subjects.observers else "") if part)
     impl = _suite.describe_impl(options.impl)
     if _suite.impl_fraction(options) > 1:
         impl = impl.replace("(auto)", f"(auto, 1/{_suite.impl_fraction(options)} of the examples)")

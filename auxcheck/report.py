@@ -7,6 +7,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from auxcheck._text import plural
 from auxcheck.errors import ContractViolation
 from auxcheck.rules import get_rule
 
@@ -134,11 +135,10 @@ class Report:
 
     def to_text(self) -> str:
         """Returns the report as text: a heading line, then one line per finding and note."""
-        noun = "finding" if len(self.findings) == 1 else "findings"
-        heading = (f"{self.subject}: {len(self.findings)} {noun}" if self.findings
+        heading = (f"{self.subject}: {plural(len(self.findings), 'finding')}" if self.findings
                    else f"{self.subject}: ok")
         if self.notes:
-            heading += f" ({len(self.notes)} note{'s' if len(self.notes) != 1 else ''})"
+            heading += f" ({plural(len(self.notes), 'note')})"
         lines = [heading]
         lines += ["  " + f.to_text().replace("\n", "\n  ") for f in self.findings]
         lines += ["  note: " + f.to_text().replace("\n", "\n  ") for f in self.notes]

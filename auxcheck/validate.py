@@ -18,13 +18,14 @@ from typing import TYPE_CHECKING, Any
 
 from auxcheck._calls import MISSING, Outcome, guard, lookup, method_findings, shape_text, type_name
 from auxcheck._walk import TensorRef, iter_tensors
+from auxcheck.aliasing import as_registry
 from auxcheck.errors import InvalidArgument
 from auxcheck.protocols import CommittedTokens
 from auxcheck.report import Finding, Report, describe
 from auxcheck.rules import get_rule
 
 if TYPE_CHECKING:
-    from auxcheck.aliasing import StaticBufferRegistry, StaticBuffers
+    from auxcheck.aliasing import StaticBuffers
 
 __all__ = [
     "Finding",
@@ -59,12 +60,6 @@ def _is_tensor(value: Any) -> bool:
     return bool(torch.is_tensor(value))
 
 
-def _registry(static_buffers: StaticBuffers) -> StaticBufferRegistry:
-    from auxcheck.aliasing import as_registry
-
-    return as_registry(static_buffers)
-
-
 def _check_batch_size(batch_size: int | None) -> None:
     if batch_size is not None and (not isinstance(batch_size, int) or isinstance(batch_size, bool)
                                    or batch_size < 1):
@@ -93,7 +88,7 @@ def check_device_output(
     from auxcheck._loop import OutputSource, check_source
 
     _check_batch_size(batch_size)
-    registry = _registry(static_buffers)
+    registry = as_registry(static_buffers)
     report = Report(f"device output {type_name(obj)}")
     report.extend(check_source(OutputSource("instance", obj), batch_size=batch_size,
                                static=registry, steps=1))
@@ -120,7 +115,7 @@ def check_device_outputs(
     kind = "factory" if source.kind == "instance" else source.kind
     report = Report(f"device outputs of {describe(factory)}")
     report.extend(check_source(OutputSource(kind, factory), batch_size=batch_size,
-                               static=_registry(static_buffers), steps=steps))
+                               static=as_registry(static_buffers), steps=steps))
     sample = sample_output(OutputSource(kind, factory), batch_size)
     if sample is not None:
         report.extend(_pp_findings(sample, pp_observer))
@@ -383,7 +378,7 @@ def check_sampling_observer(
     if not report:
         report.extend(check_observers(sampling_producer(obj), subject=report.subject,
                                       batch_size=batch_size,
-                                      static=_registry(static_buffers), steps=steps))
+                                      static=as_registry(static_buffers), steps=steps))
     has_from_pp = lookup(obj, "from_pp_tensors")
     if has_from_pp.value is not MISSING or has_from_pp.error is not None:
         report.extend(method_findings(obj, "from_pp_tensors", ["tensors"],
@@ -417,7 +412,7 @@ def check_forward_observer(
     if not report:
         report.extend(check_observers(forward_producer(obj, sampling_observer),
                                       subject=report.subject, batch_size=batch_size,
-                                      static=_registry(static_buffers), steps=steps))
+                                      static=as_registry(static_buffers), steps=steps))
     return report
 
 

@@ -26,7 +26,6 @@ __all__ = [
     "add_jobs",
     "add_release_options",
     "one_version",
-    "plural",
     "positive_int",
     "run_command",
 ]
@@ -148,8 +147,3 @@ def add_release_options(parser: argparse.ArgumentParser, *, title: str,
     group.add_argument("--offline", action="store_true",
                        help="never download: use --wheel, --source and the cache only")
     return group
-
-
-def plural(count: int, noun: str) -> str:
-    """Returns ``3 files``, ``1 file``: ``count`` and ``noun``, plural unless one."""
-    return f"{count} {noun}{'' if count == 1 else 's'}"

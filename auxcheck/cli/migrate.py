@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
+from auxcheck._text import plural
 from auxcheck.cli._common import (
     CommandParser,
     UsageError,
@@ -29,7 +30,6 @@ from auxcheck.cli._common import (
     add_jobs,
     add_release_options,
     one_version,
-    plural,
     run_command,
 )
 from auxcheck.errors import MovesTableError

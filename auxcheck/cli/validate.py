@@ -12,11 +12,11 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+from auxcheck._text import plural
 from auxcheck.cli._common import (
     CommandParser,
     UsageError,
     add_format,
-    plural,
     positive_int,
     run_command,
 )
