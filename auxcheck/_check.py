@@ -18,16 +18,18 @@ import importlib.util
 import json
 import os
 import re
-import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from auxcheck._text import plural
+
+if TYPE_CHECKING:
+    from auxcheck._child import Bounded
 
 __all__ = [
     "MYPY_CONFIG_FILES",
@@ -89,6 +91,8 @@ class CheckOptions:
     sources: tuple[Path, ...] = ()
     cache: Path | None = None
     offline: bool = False
+    timeout: float = 900.0
+    """Seconds the mypy run and the contract suite may each take (0: no limit)."""
 
 
 # ---------------------------------------------------------------- stages
@@ -207,20 +211,29 @@ def run_mypy(options: CheckOptions) -> StageResult:
         return StageResult("mypy", "skipped", summary="no package (folder with __init__.py, "
                                                       "or under src/)")
     run = _mypy_run(options.path, packages)
+    from auxcheck._child import run_bounded
+
     command = [sys.executable, "-m", "mypy", *run.options, *run.targets]
-    done = subprocess.run(command, cwd=run.cwd, capture_output=True, text=True, check=False,
-                          env=_mypy_env(run.cwd))
+    # Bounded: a project's mypy plugins are its own code, and may hang.
+    done = run_bounded(command, cwd=run.cwd, env=_mypy_env(run.cwd), timeout=options.timeout)
     data = {"config": run.config.name if run.config else None, "options": list(run.options)}
-    errors = len(re.findall(r": error: ", done.stdout))
+    errors = len(re.findall(r": error: ", done.output))
     counts = {"packages": len(packages), "errors": errors}
-    if done.returncode not in (0, 1):
+    if done.timed_out or done.returncode not in (0, 1):
         return StageResult("mypy", "error", counts, 0.0,
-                           f"mypy exited {done.returncode} ({run.label})",
-                           done.stdout + done.stderr, data)
-    counts["files"] = _mypy_files(done.stdout)
+                           f"mypy {_ended(done, options.timeout)} ({run.label})",
+                           done.output, data)
+    counts["files"] = _mypy_files(done.output)
     summary = f"{plural(errors, 'error')} in {', '.join(p.name for p in packages)} ({run.label})"
     return StageResult("mypy", "fail" if errors else "ok", counts, 0.0, summary,
-                       done.stdout.strip(), data)
+                       done.output.strip(), data)
+
+
+def _ended(done: Bounded, timeout: float) -> str:
+    """Returns how a bounded run that did not finish cleanly ended, naming --timeout."""
+    if done.timed_out:
+        return f"did not finish within {timeout:g} s (--timeout) and was killed"
+    return done.text()
 
 
 def _mypy_env(cwd: Path) -> dict[str, str]:
@@ -270,10 +283,15 @@ def run_contract(options: CheckOptions) -> StageResult:
         results = Path(tmp) / "results.json"
         command = contract_command(options, results)
         done = _run_streamed(command, options)
-        counts, failed = _outcome_counts(results)
+        counts, failed, written = _outcome_counts(results)
     summary = ", ".join(f"{n} {k}" for k, n in counts.items() if n or k == "passed")
     data = {"command": command[1:]}  # from `-m pytest`: the interpreter is this one
-    if done.returncode not in (0, 1) or not suite_ran(counts, done.returncode):
+    if done.timed_out or done.returncode not in (0, 1) or not written:
+        # Exit 0 without the results file: a fixture or plugin ended pytest (os._exit(0)).
+        early = "" if written or done.timed_out else " before writing its results"
+        return StageResult("contract", "error", counts, 0.0,
+                           f"pytest {_ended(done, options.timeout)}{early}", done.output, data)
+    if not suite_ran(counts, done.returncode):
         return StageResult("contract", "error", counts, 0.0,
                            f"pytest exited {done.returncode}", done.output, data)
     return StageResult("contract", "fail" if done.returncode else "ok", counts, 0.0, summary,
@@ -285,38 +303,34 @@ def suite_ran(counts: dict[str, int], returncode: int) -> bool:
     return sum(counts.values()) > 0 or returncode == 0
 
 
-@dataclass(frozen=True, slots=True)
-class _Done:
-    returncode: int
-    output: str
+def _run_streamed(command: list[str], options: CheckOptions) -> Bounded:
+    """Runs ``command`` in ``PATH`` within ``--timeout`` (its process group killed after it);
+    its output goes to stderr as it comes when streaming."""
+    from auxcheck._child import run_bounded
 
-
-def _run_streamed(command: list[str], options: CheckOptions) -> _Done:
-    """Runs ``command`` in ``PATH``; its output goes to stderr as it comes when streaming."""
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
     src = source_root(options.path)
     if src is not None:  # a src layout imports without being installed first
         env["PYTHONPATH"] = _prepended(str(src), env.get("PYTHONPATH"))
-    if options.stream:
-        done = subprocess.run(command, cwd=options.path, stdout=sys.stderr, stderr=sys.stderr,
-                              env=env, check=False)
-        return _Done(done.returncode, "")
-    captured = subprocess.run(command, cwd=options.path, capture_output=True, text=True,
-                              env=env, check=False)
-    return _Done(captured.returncode, captured.stdout + captured.stderr)
+    return run_bounded(command, cwd=options.path, env=env, timeout=options.timeout,
+                       stream=sys.stderr if options.stream else None)
 
 
-def _outcome_counts(results: Path) -> tuple[dict[str, int], list[str]]:
-    """Returns (passed/failed/error/skipped counts, ``id: first line`` of each failure)."""
+def _outcome_counts(results: Path) -> tuple[dict[str, int], list[str], bool]:
+    """Returns (passed/failed/error/skipped counts, ``id: first line`` of each failure,
+    whether pytest wrote the results file whole)."""
     counts = {"passed": 0, "failed": 0, "error": 0, "skipped": 0}
     failed: list[str] = []
-    if not results.is_file():
-        return counts, failed
-    for item in json.loads(results.read_text())["items"]:
-        counts[item["outcome"]] = counts.get(item["outcome"], 0) + 1
-        if item["outcome"] in ("failed", "error"):
-            failed.append(f"{item['nodeid']}: {item['message']}")
-    return counts, failed
+    try:
+        items = json.loads(results.read_text())["items"]
+        outcomes = [(str(i["outcome"]), f"{i['nodeid']}: {i['message']}") for i in items]
+    except (OSError, ValueError, KeyError, TypeError):  # missing, cut short or garbled
+        return counts, failed, False
+    for outcome, line in outcomes:
+        counts[outcome] = counts.get(outcome, 0) + 1
+        if outcome in ("failed", "error"):
+            failed.append(line)
+    return counts, failed, True
 
 
 def run_sglang(options: CheckOptions) -> StageResult:

@@ -29,7 +29,18 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from auxcheck._calls import MISSING, guard, lookup, method_findings, shape_text
+from auxcheck._calls import (
+    MISSING,
+    announce,
+    guard,
+    kind_name,
+    lookup,
+    method_findings,
+    passes_through,
+    phase_code,
+    shape_text,
+    summarize,
+)
 from auxcheck._scheduler import FakeBatch, SchedulerModel, describe_events
 from auxcheck._walk import TensorRef, dense_parts, iter_tensors, unique_tensors
 from auxcheck.protocols import CommittedTokens, append_auxiliary_output
@@ -40,16 +51,22 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_BATCH_SIZE",
+    "MAX_INFERRED_BATCH",
     "BatchSize",
     "Forward",
     "GraphOutputs",
     "HookFailed",
     "OutputSource",
     "Producer",
+    "broken_checker",
     "check_observers",
     "check_source",
     "consume_findings",
+    "covered_bytes",
+    "covered_view",
     "forward_producer",
+    "has_no_data",
+    "host_copy",
     "infer_batch_sizes",
     "run_loop",
     "sample_output",
@@ -194,6 +211,9 @@ class DeferredCopy:
     Each call returns a fresh host tensor holding the value at the call, and remembers
     it; :meth:`complete` then reads the device bytes again, as a copy that only ran
     after the next forward would. Hashable by identity, like the function SGLang passes.
+    The checker's own memory is the bytes the tensor covers, twice (the host copy and a
+    snapshot), whatever its logical size: an expanded view is copied as the bytes under
+    it, never materialised. A meta or fake tensor copies to a tensor like it (no data).
     """
 
     copies: list[_Copy] = field(default_factory=list)
@@ -203,29 +223,117 @@ class DeferredCopy:
     def __call__(self, tensor: Any) -> Any:
         import torch
 
-        if not torch.is_tensor(tensor):
-            raise TypeError(f"copy_tensor expects a tensor, got {type(tensor).__name__}")
+        if not issubclass(type(tensor), torch.Tensor):
+            raise TypeError(f"copy_tensor expects a tensor, got {kind_name(tensor)}")
         if self.closed:
             self.late.append(tensor)
-        dest = tensor.detach().to("cpu", copy=True)
-        self.copies.append(_Copy(len(self.copies) + 1, tensor, dest, _clone(dest)))
+        dest = host_copy(tensor)
+        self.copies.append(_Copy(len(self.copies) + 1, tensor, dest, covered_bytes(tensor)))
         return dest
 
     def complete(self) -> list[_Copy]:
-        """Copies every source again into its host tensor; returns the copies whose bytes changed."""
+        """Reads every source again; returns the copies whose bytes changed (their host tensor updated)."""
         changed = []
         for item in self.copies:
-            outcome = guard(item.dest.copy_, item.source)
-            if outcome.error is None and not same_bytes(item.dest, item.snapshot):
-                changed.append(item)
+            if _same_as(item.source, item.snapshot):
+                continue
+            changed.append(item)
+            guard(_update, item.dest, item.source)  # what a copy that ran only now delivers
         return changed
 
 
-def _clone(tensor: Any) -> Any:
+def _update(dest: Any, source: Any) -> None:
+    if _overlapping(source):
+        covered_view(dest).copy_(covered_view(source))
+    else:
+        dest.copy_(source)
+
+
+def _span(tensor: Any) -> int | None:
+    """Returns how many storage elements ``tensor`` covers, first to last; None without strides."""
     try:
-        return tensor.detach().clone()
-    except Exception:  # noqa: BLE001 - a tensor with no readable bytes: nothing to compare
+        if tensor.layout != _strided_layout() or tensor.is_nested:
+            return None
+        if tensor.numel() == 0:
+            return 0
+        return 1 + sum((int(n) - 1) * int(s) for n, s in zip(tensor.shape, tensor.stride()))
+    except BaseException as exc:  # a tensor subclass that will not tell
+        if passes_through(exc):
+            raise
         return None
+
+
+def _strided_layout() -> Any:
+    import torch
+
+    return torch.strided
+
+
+def _overlapping(tensor: Any) -> bool:
+    """Returns True when elements of ``tensor`` share memory (an expanded view)."""
+    span = _span(tensor)
+    return span is not None and 0 < span < tensor.numel()
+
+
+def covered_view(tensor: Any) -> Any:
+    """Returns the elements ``tensor`` covers, flat: a view of its storage when that is cheaper.
+
+    An expanded view's storage is smaller than its logical size, so the storage is
+    what the checker copies and compares; a dense tensor is its elements.
+    """
+    detached = tensor.detach()
+    span = _span(tensor)
+    if span is not None and 0 < span < tensor.numel():
+        return detached.as_strided((span,), (1,), tensor.storage_offset())
+    return detached.reshape(-1)
+
+
+def covered_bytes(tensor: Any) -> Any:
+    """Returns a host copy of what :func:`covered_view` shows, or None for a tensor without data."""
+    if has_no_data(tensor):
+        return None
+    try:
+        return covered_view(tensor).to("cpu", copy=True)
+    except BaseException as exc:  # a tensor with no readable bytes: nothing to compare
+        if passes_through(exc):
+            raise
+        return None
+
+
+def host_copy(tensor: Any) -> Any:
+    """Returns a host tensor equal to ``tensor``, as SGLang's copy gives, costing its covered bytes.
+
+    An expanded view comes back as the same view of a host copy of its bytes; a meta
+    or fake tensor as a tensor like it, with no data to compare.
+    """
+    if has_no_data(tensor):
+        return tensor.detach().clone()
+    if not _overlapping(tensor):
+        return tensor.detach().to("cpu", copy=True)
+    flat = covered_view(tensor).to("cpu", copy=True)
+    return flat.as_strided(tuple(tensor.shape), tuple(tensor.stride()), 0)
+
+
+def has_no_data(tensor: Any) -> bool:
+    """Returns True for a meta or fake tensor: shapes and dtypes, no bytes to copy or compare."""
+    import sys
+
+    if tensor.device.type == "meta":
+        return True
+    fake = sys.modules.get("torch._subclasses.fake_tensor")
+    return fake is not None and issubclass(type(tensor), fake.FakeTensor)
+
+
+def _clone(tensor: Any) -> Any:
+    return covered_bytes(tensor)
+
+
+def _same_as(tensor: Any, snapshot: Any) -> bool:
+    """Returns True when ``tensor`` still holds what :func:`covered_bytes` took of it."""
+    if snapshot is None:
+        return True
+    view = guard(covered_view, tensor)
+    return view.error is not None or same_bytes(view.value, snapshot)
 
 
 def same_bytes(a: Any, b: Any) -> bool:
@@ -239,8 +347,10 @@ def same_bytes(a: Any, b: Any) -> bool:
             return False
         left = a.detach().contiguous().reshape(-1).view(torch.uint8)
         right = b.detach().contiguous().reshape(-1).view(torch.uint8)
-        return bool(torch.equal(left, right))
-    except Exception:  # noqa: BLE001 - sparse, nested or meta tensors: not compared
+        return bool(torch.equal(left.to(right.device), right))
+    except BaseException as exc:  # sparse, nested or meta tensors: not compared
+        if passes_through(exc):
+            raise
         return True
 
 
@@ -263,14 +373,23 @@ def leaves(output: Any, where: str = "") -> list[tuple[str, Any]]:
     """Returns the leaf outputs of ``output`` in order: a composite's children, flattened.
 
     A composite is auxcheck's, SGLang's or any class named ``CompositeDeviceAuxiliaryOutput``
-    whose ``outputs`` is a tuple; the same child appended twice appears twice.
+    whose ``outputs`` is a tuple; the same child appended twice appears twice. A composite
+    inside itself, or nested deeper than SGLang ever nests, counts as a leaf.
     """
-    if type(output).__name__ == "CompositeDeviceAuxiliaryOutput":
+    return _leaves(output, where, ())
+
+
+_MAX_NESTING = 16
+
+
+def _leaves(output: Any, where: str, inside: tuple[int, ...]) -> list[tuple[str, Any]]:
+    if (type(output).__name__ == "CompositeDeviceAuxiliaryOutput" and id(output) not in inside
+            and len(inside) < _MAX_NESTING):
         children = lookup(output, "outputs").value
-        if isinstance(children, tuple):
+        if issubclass(type(children), tuple):
             found: list[tuple[str, Any]] = []
-            for i, child in enumerate(children):
-                found += leaves(child, f"{where}.outputs[{i}]")
+            for i, child in enumerate(tuple.__iter__(children)):
+                found += _leaves(child, f"{where}.outputs[{i}]", (*inside, id(output)))
             return found
     return [(where, output)]
 
@@ -310,16 +429,18 @@ def _copy_leaf(item: _Leaf, at: str) -> list[Finding]:
                                           missing="AUX101", arity="AUX102")
     if copy_to_host is None:
         return [_located(f, item.where, at) for f in shape]
+    announce("AUX103", "`copy_to_host` of {}", leaf)
     outcome = guard(copy_to_host, item.copier)
     item.copier.closed = True
     if outcome.error is not None:
         return [Finding.of("AUX103", f"copy_to_host{_where(item.where)} raised "
-                           f"{type(outcome.error).__name__} {at}", "expected a host output",
+                           f"{kind_name(outcome.error)} {at}", "expected a host output",
                            leaf, detail=outcome.detail)]
     host = outcome.value
+    announce("AUX103", "looking up `consume` on the host output of {}", leaf)
     consume = lookup(host, "consume")
     usable = host is not None and consume.error is None and callable(consume.value)
-    if usable or (isinstance(leaf, _HostOnly) and host is not None):
+    if usable or (type(leaf) is _HostOnly and host is not None):
         item.host = host
         return []
     seen = "None" if host is None else f"{describe(host)} with no callable `consume`"
@@ -348,7 +469,7 @@ def _kept_findings(item: _Leaf, passed: list[TensorRef], at: str) -> list[Findin
     """Returns AUX105 for host tensors it also passed to copy_tensor, AUX106 for device publication."""
     from auxcheck._exact import sharing_indices
 
-    if item.host is None or isinstance(item.leaf, _HostOnly):
+    if item.host is None or type(item.leaf) is _HostOnly:
         return []
     fresh = {id(c.dest) for c in item.copier.copies}
     kept = [ref for ref in unique_tensors(list(iter_tensors(item.host))) if id(ref[1]) not in fresh]
@@ -416,7 +537,7 @@ def _changed_findings(item: _Leaf, registries: Sequence[StaticBufferRegistry],
             f"its publication {at} and the copy, which ran after the next step's forward",
             "expected published tensors to keep their values until copied", item.leaf))
     for path, tensor, snapshot in item.held:
-        if not same_bytes(tensor, snapshot) and not _registered(tensor, registries):
+        if not _same_as(tensor, snapshot) and not _registered(tensor, registries):
             findings.append(Finding.of(
                 "AUX112", f"device tensor {path} kept by the host output{_where(item.where)} "
                 f"{shape_text(tensor)} changed after its publication {at}",
@@ -439,25 +560,28 @@ def consume_findings(host: Any, batch: Any, commits: list[CommittedTokens | None
     states = [_req_state(req) for req in reqs]
     entries = tuple(commits)
     values = [None if c is None else (c.output_index, c.token_ids) for c in commits]
+    announce("AUX202", "`consume` of {}", host)
     outcome = guard(consume, batch, commits)
+    announce("AUX203", "comparing what `consume` of {} left in the batch", host)
     findings = []
     if outcome.error is not None:
-        findings.append(Finding.of("AUX202", f"consume raised {type(outcome.error).__name__} "
+        findings.append(Finding.of("AUX202", f"consume raised {kind_name(outcome.error)} "
                                    f"{at}", "expected it to handle the commits SGLang passes",
                                    host, detail=outcome.detail))
     changed = _commits_changed(commits, entries, values)
     if changed:
         findings.append(Finding.of("AUX203", f"consume mutated commits {at}: {changed}",
                                    "expected commits left as passed", host))
-    if batch.reqs is not reqs or tuple(reqs) != before:
+    if batch.reqs is not reqs or len(reqs) != len(before) or any(
+            a is not b for a, b in zip(reqs, before)):
         how = "rebound" if batch.reqs is not reqs else "reordered or resized in place"
         findings.append(Finding.of("AUX203", f"consume {how} batch.reqs {at}",
                                    "expected batch.reqs left as passed", host))
     batch.reqs = reqs
     reqs[:] = before
-    changed_reqs = [req for req, state in zip(reqs, states) if _req_state(req) != state]
+    changed_reqs = [req for req, state in zip(reqs, states) if _req_changed(req, state)]
     if changed_reqs:
-        rid = describe(getattr(changed_reqs[0], "rid", changed_reqs[0]))
+        rid = describe(guard(getattr, changed_reqs[0], "rid", changed_reqs[0]).value)
         findings.append(Finding.of("AUX203", f"consume changed the committed output of "
                                    f"{len(changed_reqs)} request(s), request {rid} first, {at}",
                                    "expected requests' output_ids left as committed", host))
@@ -475,6 +599,16 @@ def _req_state(req: Any) -> tuple[Any, ...]:
             getattr(req, "is_retracted", False))
 
 
+def _req_changed(req: Any, state: tuple[Any, ...]) -> bool:
+    """Returns True when ``req`` no longer shows ``state``; fields consume made unreadable count."""
+    now = guard(_req_state, req)
+    if now.error is not None:
+        return True
+    same = guard(lambda: len(now.value) == len(state) and all(
+        type(a) is type(b) and a == b for a, b in zip(now.value, state)))
+    return same.error is not None or same.value is not True
+
+
 def _restore(req: Any, state: tuple[Any, ...]) -> None:
     from array import array
 
@@ -490,9 +624,16 @@ def _commits_changed(commits: list[CommittedTokens | None], entries: tuple[Any, 
     for i, (now, was) in enumerate(zip(commits, entries)):
         if now is not was:
             return f"entry {i} was replaced"
-        if was is not None and (was.output_index, was.token_ids) != values[i]:
+        if was is not None and not _same_fields(was, values[i]):
             return f"entry {i} was modified in place"
     return None
+
+
+def _same_fields(commit: Any, value: tuple[Any, Any]) -> bool:
+    """Returns True when ``commit`` still holds ``value`` (a field set to junk counts as changed)."""
+    fields = (commit.output_index, commit.token_ids)
+    same = guard(lambda: all(type(a) is type(b) and a == b for a, b in zip(fields, value)))
+    return same.value is True
 
 
 def _process(published: list[_Leaf], batch: FakeBatch, commits: list[CommittedTokens | None],
@@ -570,26 +711,50 @@ def run_loop(produce: Producer, *, size: BatchSize, steps: int,
         keep(_process(published, batch, commits, registries, at), step)
 
     live = FakeBatch()
-    for step in range(steps):
-        live.reqs = model.batch(size.at(step)).reqs  # the running batch persists; its list is rebound
-        forward = graph.forward(step, live)
-        at = f"at step {step + 1}"
-        try:
-            output = produce(forward)
-        except HookFailed as failed:
-            keep([_located(failed.finding, "", at)], step)
-            break
-        published: list[_Leaf] = []
-        if output is not None:
-            published, copied = _publish(output, registries, at)
-            keep(copied, step)
-        queue.append((step, live.copy(), published))
-        if not overlap or len(queue) > 1:
+    phase_code("")
+    try:
+        for step in range(steps):
+            live.reqs = model.batch(size.at(step)).reqs  # the running batch persists; rebound
+            forward = graph.forward(step, live)
+            at = f"at step {step + 1}"
+            try:
+                output = produce(forward)
+            except HookFailed as failed:
+                keep([_located(failed.finding, "", at)], step)
+                break
+            published: list[_Leaf] = []
+            if output is not None:
+                published, copied = _publish(output, registries, at)
+                keep(copied, step)
+            queue.append((step, FakeBatch(list(live.reqs)), published))
+            if not overlap or len(queue) > 1:
+                process()
+        graph.replay()  # the forward that follows the last step
+        while queue:
             process()
-    graph.replay()  # the forward that follows the last step
-    while queue:
-        process()
+    except BaseException as exc:  # what a plugin left behind broke the checker
+        if passes_through(exc):
+            raise
+        keep([broken_checker(exc, produce)], steps)
     return [f for code in sorted(found) for f in found[code]]
+
+
+_PHASE_DEFAULT = "AUX103"
+
+
+def broken_checker(exc: BaseException, obj: Any, default: str = _PHASE_DEFAULT) -> Finding:
+    """Returns the finding for an error the checker met while judging what plugin code left.
+
+    It is reported under the rule of the plugin code that ran last (a hostile value it
+    returned, a request it rebound, a tensor subclass whose operations raise), with the
+    traceback, so neither the plugin's nor the checker's error is lost.
+    """
+    code = phase_code(default)
+    return Finding.of(code, f"auxcheck could not finish judging the output: checking what "
+                      f"plugin code returned raised {kind_name(exc)}",
+                      "expected plain values that behave like their types (no hostile "
+                      "__eq__, __len__, __iter__, properties or tensor subclasses)", obj,
+                      detail=summarize(exc, frames=5))
 
 
 # ---------------------------------------------------------------- device outputs
@@ -625,18 +790,16 @@ def source_of(value: Any) -> OutputSource:
     argument when it can be, else given each step's batch when it takes exactly one
     argument. Anything else is an instance.
     """
-    is_class = isinstance(value, type)
+    is_class = issubclass(type(value), type)
     if not is_class and (lookup(value, "copy_to_host").value is not MISSING
                          or not callable(value)):
         return OutputSource("instance", value)
-    try:
-        signature = inspect.signature(value)
-    except (TypeError, ValueError):
+    found = guard(inspect.signature, value)
+    if found.error is not None or not isinstance(found.value, inspect.Signature):
         return OutputSource("factory", value)
+    signature = found.value
     for kind, args in (("factory", ()), ("batch-factory", (object(),))):
-        try:
-            signature.bind(*args)
-        except TypeError:
+        if guard(signature.bind, *args).error is not None:
             continue
         return OutputSource(kind, value)  # type: ignore[arg-type]
     return OutputSource("instance", value)
@@ -651,12 +814,12 @@ def infer_batch_sizes(output: Any) -> list[BatchSize]:
     """
     score: dict[int, list[Any]] = {}
     for path, tensor in unique_tensors(list(iter_tensors(output))):
-        try:
-            dims = [int(n) for n in tensor.shape]
-        except Exception:  # noqa: BLE001, S112 - a nested tensor has no single shape
+        shape = guard(lambda t=tensor: [int(n) for n in t.shape])
+        if shape.error is not None:  # a nested tensor has no single shape
             continue
+        dims: list[int] = shape.value
         for n in set(dims):
-            if n < 1:
+            if n < 1 or n > MAX_INFERRED_BATCH:
                 continue
             entry = score.setdefault(n, [0, 0, f"{path} {shape_text(tensor)}"])
             entry[0] += 1
@@ -671,6 +834,8 @@ def infer_batch_sizes(output: Any) -> list[BatchSize]:
 
 
 _BATCH_CODES = frozenset({"AUX202", "AUX203"})
+MAX_INFERRED_BATCH = 4096
+"""The largest batch size inferred from a tensor's shape (SGLang runs fewer requests than this)."""
 
 
 def check_source(source: OutputSource, *, batch_size: int | None = None,
@@ -691,7 +856,7 @@ def check_source(source: OutputSource, *, batch_size: int | None = None,
         return report
     runs = 1 if source.kind == "instance" else steps
     pristine, first = _first_output(source, keep_copy=batch_size is None)
-    if isinstance(first, Finding):
+    if type(first) is Finding:
         report.add(first)
         return report
     candidates = ([BatchSize((batch_size,))] if batch_size else infer_batch_sizes(first))
@@ -725,25 +890,25 @@ def _first_output(source: OutputSource, *, keep_copy: bool) -> tuple[Any, Any]:
     if source.kind == "instance" and not keep_copy:
         return None, source.value
     if source.kind == "instance":
-        try:
-            pristine = copy_module.deepcopy(source.value)
-        except Exception:  # noqa: BLE001 - not copyable: only the first candidate is tried
-            pristine = None
-        return pristine, source.value
+        announce("AUX103", "copy.deepcopy of {} (to try another batch size)", source.value)
+        copied = guard(copy_module.deepcopy, source.value)
+        return None if copied.error is not None else copied.value, source.value
+    announce("AUX103", "the factory {}", source.value)
     outcome = guard(source.value)
     if outcome.error is not None:
         return None, Finding.of("AUX103", f"the factory {describe(source.value)} raised "
-                                f"{type(outcome.error).__name__}", "expected it to return a "
+                                f"{kind_name(outcome.error)}", "expected it to return a "
                                 "device output", source.value, detail=outcome.detail)
     return None, outcome.value
 
 
 def _fresh(source: OutputSource, pristine: Any) -> Any:
     if source.kind == "instance":
-        try:
-            return copy_module.deepcopy(pristine) if pristine is not None else None
-        except Exception:  # noqa: BLE001
+        if pristine is None:
             return None
+        announce("AUX103", "copy.deepcopy of {} (to try another batch size)", pristine)
+        return guard(copy_module.deepcopy, pristine).value
+    announce("AUX103", "the factory {}", source.value)
     outcome = guard(source.value)
     return None if outcome.error is not None else outcome.value
 
@@ -753,10 +918,11 @@ def _outputs(source: OutputSource, first: Any) -> Producer:
     def produce(forward: Forward) -> Any:
         if forward.step == 0:
             return first
+        announce("AUX103", "the factory {}", source.value)
         outcome = guard(source.value)
         if outcome.error is not None:
             raise HookFailed(Finding.of("AUX103", f"the factory {describe(source.value)} raised "
-                                        f"{type(outcome.error).__name__}", "expected it to "
+                                        f"{kind_name(outcome.error)}", "expected it to "
                                         "return a device output", source.value,
                                         detail=outcome.detail))
         return outcome.value
@@ -766,10 +932,11 @@ def _outputs(source: OutputSource, first: Any) -> Producer:
 
 def _batch_factory(factory: Any) -> Producer:
     def produce(forward: Forward) -> Any:
+        announce("AUX103", "the factory {}", factory)
         outcome = guard(factory, forward.batch)
         if outcome.error is not None:
             raise HookFailed(Finding.of("AUX103", f"the factory {describe(factory)} raised "
-                                        f"{type(outcome.error).__name__} on a batch of "
+                                        f"{kind_name(outcome.error)} on a batch of "
                                         f"{len(forward.batch.reqs)} requests", "expected it to "
                                         "return the device output built for that batch",
                                         factory, detail=outcome.detail))
@@ -782,12 +949,28 @@ def _batch_factory(factory: Any) -> Producer:
 
 
 def _hook(observer: Any, name: str, *args: Any, **kwargs: Any) -> Any:
-    outcome = guard(getattr(observer, name), *args, **kwargs)
-    if outcome.error is not None:
-        raise HookFailed(Finding.of("AUX102", f"{name} raised {type(outcome.error).__name__}",
+    announce("AUX102", "`" + name + "` of {}", observer)
+    found = lookup(observer, name)
+    outcome = found if found.error is not None or not callable(found.value) else \
+        guard(found.value, *args, **kwargs)
+    if outcome.error is not None or outcome.value is MISSING:
+        seen = "is no longer there" if outcome.error is None else \
+            f"raised {kind_name(outcome.error)}"
+        raise HookFailed(Finding.of("AUX102", f"{name} {seen}",
                                     "expected the observer's hooks to run as SGLang calls them",
                                     observer, detail=outcome.detail))
     return outcome.value
+
+
+def _truth(observer: Any, name: str, value: Any) -> bool:
+    """Returns ``bool(value)`` of what hook ``name`` returned; a raising ``__bool__`` is AUX102."""
+    announce("AUX102", "the truth value of what `" + name + "` of {} returned", observer)
+    outcome = guard(bool, value)
+    if outcome.error is not None:
+        raise HookFailed(Finding.of("AUX102", f"{name} returned {describe(value)}, whose truth "
+                                    f"value raised {kind_name(outcome.error)}",
+                                    "expected a bool", observer, detail=outcome.detail))
+    return bool(outcome.value)
 
 
 def sampling_producer(observer: Any) -> Producer:
@@ -799,17 +982,26 @@ def sampling_producer(observer: Any) -> Producer:
     """
     def produce(forward: Forward) -> Any:
         info = forward.forward_batch.sampling_info
-        if not _hook(observer, "is_active", info):
+        if not _truth(observer, "is_active", _hook(observer, "is_active", info)):
             return None
         logits = forward.logits_output.next_token_logits
         state = _hook(observer, "before_grammar", logits, info)
-        logits.div_(info.temperatures)  # what the sampler does to the logits, in place
-        token_ids = logits.argmax(dim=-1)
+        sampled = guard(_sample, logits, info)
+        if sampled.error is not None:
+            raise HookFailed(Finding.of(
+                "AUX102", f"the sampler could not run after before_grammar: "
+                f"{kind_name(sampled.error)}", "expected the hooks to leave the logits and "
+                "sampling info as SGLang passed them", observer, detail=sampled.detail))
         if state is None:
             return None
-        return _hook(observer, "after_sample", state, token_ids)
+        return _hook(observer, "after_sample", state, sampled.value)
 
     return produce
+
+
+def _sample(logits: Any, info: FakeSamplingInfo) -> Any:
+    logits.div_(info.temperatures)  # what the sampler does to the logits, in place
+    return logits.argmax(dim=-1)
 
 
 def forward_producer(observer: Any, sampling: Any = None) -> Producer:
@@ -823,7 +1015,14 @@ def forward_producer(observer: Any, sampling: Any = None) -> Producer:
         output = _hook(observer, "after_forward", forward.batch, forward.forward_batch,
                        forward.logits_output, can_run_graph=forward.can_run_graph)
         if then is not None:
-            output = append_auxiliary_output(output, then(forward))
+            sampled = then(forward)
+            composed = guard(append_auxiliary_output, output, sampled)
+            if composed.error is not None:
+                raise HookFailed(Finding.of(
+                    "AUX102", f"composing the forward and sampling outputs raised "
+                    f"{kind_name(composed.error)}", "expected device outputs that behave "
+                    "like plain objects", observer, detail=composed.detail))
+            output = composed.value
         return output
 
     return produce

@@ -42,12 +42,12 @@ class LeafRaised(Exception):
     ``leaf`` is the user's object and ``error`` what it raised.
     """
 
-    def __init__(self, code: str, method: str, leaf: Any, error: Exception) -> None:
+    def __init__(self, code: str, method: str, leaf: Any, error: BaseException) -> None:
         self.code = code
         self.method = method
         self.leaf = leaf
         self.error = error
-        super().__init__(f"{type(leaf).__name__}.{method} raised {type(error).__name__}: {error}")
+        super().__init__(f"{code}: the wrapped output's {method} failed")  # no plugin code runs
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,10 +105,7 @@ class RecordingDeviceOutput:
         if self.inner is None:
             host = RecordingHostOutput(self, tuple(record(t) for t in self.tensors))
         else:
-            try:
-                inner_host = self.inner.copy_to_host(record)
-            except Exception as exc:
-                raise LeafRaised("AUX103", "copy_to_host", self.inner, exc) from exc
+            inner_host = _leaf_call(self.inner, "copy_to_host", ("AUX101", "AUX103"), record)
             host = RecordingHostOutput(self, (), inner=inner_host)
         self.copies.append(CopyRecord(tick, tuple(passed), host))
         return host
@@ -122,8 +119,8 @@ class RecordingDeviceOutput:
         return hash(self.label)
 
     def __repr__(self) -> str:
-        if self.inner is not None:
-            return f"RecordingDeviceOutput({self.label!r}, inner={self.inner!r})"
+        if self.inner is not None:  # never the user's repr: it may hang or raise
+            return f"RecordingDeviceOutput({self.label!r}, inner={_describe(self.inner)})"
         shapes = ", ".join(_describe_tensor(t) for t in self.tensors)
         return f"RecordingDeviceOutput({self.label!r}, tensors=[{shapes}])"
 
@@ -149,14 +146,36 @@ class RecordingHostOutput:
         """Records the batch and commits objects received, then forwards them to ``inner``."""
         self.consumed.append(ConsumeRecord(next(_clock), batch, commits))
         if self.inner is not None:
-            try:
-                self.inner.consume(batch, commits)
-            except Exception as exc:
-                raise LeafRaised("AUX202", "consume", self.inner, exc) from exc
+            _leaf_call(self.inner, "consume", ("AUX201", "AUX202"), batch, commits)
 
     def __repr__(self) -> str:
         label = None if self.source is None else self.source.label
         return f"RecordingHostOutput({label!r}, consumed={len(self.consumed)})"
+
+
+def _leaf_call(leaf: Any, method: str, codes: tuple[str, str], *args: Any) -> Any:
+    """Returns ``leaf.method(*args)`` run under the guard; raises LeafRaised when it cannot.
+
+    ``codes`` are the rules of a missing (or raising) lookup and of a raising call:
+    SystemExit from a user's leaf is its own fault too, never the checker's exit.
+    """
+    from auxcheck._calls import MISSING, guard, lookup
+
+    found = lookup(leaf, method)
+    if found.error is not None or found.value is MISSING or not callable(found.value):
+        missing = found.error or AttributeError(f"no callable `{method}`")
+        raise LeafRaised(codes[0], method, leaf, missing) from None
+    called = guard(found.value, *args)
+    if called.error is not None:
+        raise LeafRaised(codes[1], method, leaf, called.error) from None
+    return called.value
+
+
+def _describe(obj: Any) -> str:
+    """Returns :func:`auxcheck.report.describe` of ``obj`` (imported late: the report imports rules)."""
+    from auxcheck.report import describe as safe
+
+    return safe(obj)
 
 
 def _describe_tensor(tensor: Any) -> str:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pytest
@@ -23,6 +23,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from auxcheck import strategies as aux
+from auxcheck._calls import Outcome, kind_name, type_name
 from auxcheck._options import AuxcheckOptions
 from auxcheck.errors import ContractViolation, InvalidArgument
 from auxcheck.properties import Implementation, PropertyTest, load_implementation, property_tests
@@ -142,14 +143,20 @@ class Source:
             size = batch_size or DEFAULT_BATCH_SIZE
             return st.integers(0, 2**16).map(
                 lambda seed: self.value(SchedulerModel(seed=seed).batch(size)))
-        return st.just(self.value)
+        value = self.value
+
+        def the_fixture_instance() -> Any:
+            return value
+
+        # Never st.just(value): Hypothesis reprs its strategies, running the plugin's __repr__.
+        return st.builds(the_fixture_instance)
 
 
 def as_source(value: Any) -> Source:
     """Returns how a fixture value yields device outputs."""
     from auxcheck._loop import source_of
 
-    if isinstance(value, st.SearchStrategy):
+    if issubclass(type(value), st.SearchStrategy):  # never isinstance: it reads __class__
         return Source("strategy", value)
     found = source_of(value)
     return Source(found.kind, found.value)
@@ -260,16 +267,29 @@ def _has_pp(source: Source, batch_size: int | None) -> bool:
 def _source_report(source: Source, static_buffers: Any, pp_observer: Any,
                    batch_size: int | None) -> Report:
     """Returns every finding of a non-strategy source: the step loop, then PP transport."""
+    from auxcheck._calls import guard
     from auxcheck._loop import OutputSource, check_source
     from auxcheck.aliasing import as_registry
-    from auxcheck.validate import _pp_findings
+    from auxcheck.validate import _never_raising, _pp_findings
 
-    report = check_source(OutputSource(source.kind, source.value),  # type: ignore[arg-type]
-                          batch_size=batch_size, static=as_registry(static_buffers))
-    output = _one_output(source, batch_size)
-    if output is not None:
-        report.extend(_pp_findings(output, pp_observer))
-    return report
+    made = guard(as_registry, static_buffers)
+    static = made.value if made.error is None else as_registry(None)
+
+    def check() -> Report:
+        report = check_source(OutputSource(source.kind, source.value),  # type: ignore[arg-type]
+                              batch_size=batch_size, static=static)
+        if made.error is not None:
+            report.add(Finding.of("AUX110", "reading the auxcheck_static_buffers fixture value "
+                                  f"raised {_short(made.error)}", "expected a mapping of "
+                                  "names to tensors, tensors, or None", static_buffers,
+                                  detail=made.detail))
+        output = _one_output(source, batch_size)
+        if output is not None:
+            report.extend(_pp_findings(output, pp_observer))
+        return report
+
+    return _never_raising("AUX103", f"device output {describe(source.value)}", source.value,
+                          check)
 
 
 def _run_strategy_check(key: str, source: Source, options: AuxcheckOptions,
@@ -281,8 +301,15 @@ def _run_strategy_check(key: str, source: Source, options: AuxcheckOptions,
 
     skipped: list[str] = []
 
+    def judge(report: Report) -> None:  # a draw that raised: runs after Hypothesis stopped
+        reason = _blocked(key, report, context, DEPENDS)
+        if reason is not None:
+            pytest.skip(reason)
+        _raise_if([f for f in report if f.code == key], f"{key} on device output", None)
+
     def check(output: Any, data: Any) -> None:
-        if key in _PP_CODES and pp_observer is None and not hasattr(output, "to_pp_tensors"):
+        if key in _PP_CODES and pp_observer is None and not _has_pp(Source("instance", output),
+                                                                    batch_size):
             skipped.append(f"{key}: not a pipeline-parallel output (no to_pp_tensors, and no "
                            "auxcheck_pp_observer fixture)")
             assume(False)
@@ -295,23 +322,59 @@ def _run_strategy_check(key: str, source: Source, options: AuxcheckOptions,
         _raise_if([f for f in report if f.code == key], f"{key} on device output", output)
 
     try:
-        _for_each_output(source, check, light(aux.resolve_profile(options.profile)))
+        _for_each_output(source, check, light(aux.resolve_profile(options.profile)), judge)
     except Unsatisfiable:
         pass
     if skipped:
         pytest.skip(skipped[0])
 
 
+def _short(obj: Any) -> str:
+    """Returns the short name of ``obj``'s type, read without running its code."""
+    return type_name(obj).rpartition(".")[2]
+
+
+def _draw_report(error: BaseException) -> Report:
+    """Returns the AUX103 finding of a strategy whose drawing raised (the factory rule of the loop)."""
+    report = Report("device output strategy")
+    report.add(Finding.of("AUX103", f"drawing a device output from the fixture's strategy "
+                          f"raised {_short(error)}", "expected the strategy to build device "
+                          "outputs (its constructors and map functions must not raise)", None,
+                          detail=Outcome(error=error).detail))
+    return report
+
+
 def _for_each_output(source: Source, check: Callable[[Any, Any], None],
-                     chosen: settings) -> None:
-    """Runs ``check(output, data)`` under Hypothesis for every drawn output."""
+                     chosen: settings, drawn_check: Callable[[Report], None]) -> None:
+    """Runs ``check(output, data)`` under Hypothesis for every drawn output.
+
+    The user's strategy runs inside Hypothesis's draw, where a SystemExit is shrunk and
+    re-raised as itself and a bare BaseException stops it: what the run lets out (the
+    checks never raise for a plugin) goes to ``drawn_check`` as the AUX103 report of
+    the draw, with Hypothesis's notes on the falsifying example.
+    """
+    from auxcheck._calls import guard
+    from auxcheck.strategies import _hypothesis_control
+
     @settings(chosen, suppress_health_check=list(HealthCheck),
               phases=[p for p in chosen.phases if p is not Phase.explain])
     @given(output=source.strategy(), data=st.data())
     def auxcheck_example(output: Any, data: Any) -> None:
         check(output, data)
 
-    auxcheck_example()
+    ran = guard(auxcheck_example)
+    error = ran.error
+    if error is None:
+        return
+    if issubclass(type(error), ContractViolation) or _hypothesis_control(error) \
+            or _short(error).startswith("Flaky"):
+        raise error
+    report = _draw_report(error)
+    notes = guard(lambda: [str(note) for note in getattr(error, "__notes__", ())][:20]).value
+    if notes:  # Hypothesis's falsifying example, when it shrank the draw
+        report.findings[0] = replace(report.findings[0], detail="\n".join(
+            filter(None, [report.findings[0].detail, *notes])))
+    drawn_check(report)
 
 
 def light(chosen: settings, *, fraction: int = 5) -> settings:
@@ -331,9 +394,26 @@ def observer_of(value: Any, hooks: Iterable[str]) -> Any:
     from auxcheck._calls import MISSING, lookup
 
     if any(lookup(value, hook).value is not MISSING for hook in hooks) \
-            and not isinstance(value, type):
+            and not issubclass(type(value), type):
         return value
     return value() if callable(value) else value
+
+
+def _observer_report(kind: str, value: Any, hooks: tuple[str, ...],
+                     check: Callable[[Any], Report]) -> Report:
+    """Returns ``check(observer)``, or AUX102 when making the observer from a factory raised."""
+    from auxcheck._calls import announce, guard
+
+    announce("AUX102", "making the observer from the fixture value {}", value)
+    made = guard(observer_of, value, hooks)
+    if made.error is None:
+        return check(made.value)
+    report = Report(f"{kind} observer {describe(value)}")
+    report.add(Finding.of("AUX102", f"making the observer from the fixture value raised "
+                          f"{kind_name(made.error)}", "expected an observer, or a factory "
+                          "returning one when called with no argument", value,
+                          detail=made.detail))
+    return report
 
 
 def run_observer_check(key: str, kind: str, value: Any, *, context: ItemContext,
@@ -343,12 +423,14 @@ def run_observer_check(key: str, kind: str, value: Any, *, context: ItemContext,
 
     def build() -> Report:
         if kind == "forward":
-            observer = observer_of(value, ("after_forward",))
-            return validate.check_forward_observer(observer, batch_size=batch_size,
-                                                   static_buffers=static_buffers)
-        observer = observer_of(value, ("is_active", "before_grammar", "after_sample"))
-        return validate.check_sampling_observer(observer, batch_size=batch_size,
-                                                static_buffers=static_buffers)
+            return _observer_report(kind, value, ("after_forward",), lambda observer:
+                                    validate.check_forward_observer(
+                                        observer, batch_size=batch_size,
+                                        static_buffers=static_buffers))
+        return _observer_report(kind, value, ("is_active", "before_grammar", "after_sample"),
+                                lambda observer: validate.check_sampling_observer(
+                                    observer, batch_size=batch_size,
+                                    static_buffers=static_buffers))
 
     report = _cached(context.key, build)
     _own(key, report, context, f"{kind} observer", value, _OBSERVER_DEPENDS)

@@ -3,7 +3,9 @@
 The walk reads ``__dict__`` entries, ``__slots__`` (dataclass fields live in one of
 the two), mapping values and sequence/set items. It is iterative (deep structures
 cannot raise RecursionError), cycle-safe, bounded in depth and in objects visited,
-never triggers properties or ``__getattr__``, and skips anything that raises.
+never runs the plugin's code (no properties, ``__getattr__``, ``__class__``, ``__iter__``
+or ``items()`` overrides: types are read with ``type()`` and containers through the
+builtin methods) and skips anything that raises.
 """
 
 from __future__ import annotations
@@ -32,18 +34,19 @@ def iter_tensors(
     torch = sys.modules.get("torch")
     if torch is None:  # no tensor can exist before torch is imported
         return
-    is_tensor = torch.is_tensor
+    tensor_type = torch.Tensor
     seen: set[int] = set()
     stack: list[tuple[str, Any, int]] = [("", obj, 0)]
     while stack and len(seen) < max_objects:
         path, value, depth = stack.pop()
-        if isinstance(value, _ATOMS) or id(value) in seen:
+        kind = type(value)  # never isinstance: it reads a plugin's __class__ property
+        if issubclass(kind, _ATOMS) or id(value) in seen:
             continue
         seen.add(id(value))
-        if is_tensor(value):
+        if issubclass(kind, tensor_type):
             yield (path or "<self>", value)
-        elif depth < max_depth and not isinstance(value, _OPAQUE):
-            children = list(_children(value, path))
+        elif depth < max_depth and not issubclass(kind, _OPAQUE):
+            children = _children(value, path)
             stack.extend((p, v, depth + 1) for p, v in reversed(children))
 
 
@@ -58,40 +61,70 @@ def unique_tensors(refs: Iterator[TensorRef] | list[TensorRef]) -> list[TensorRe
     return out
 
 
-def _children(value: Any, path: str) -> Iterator[tuple[str, Any]]:
+def _children(value: Any, path: str) -> list[tuple[str, Any]]:
+    """Returns the items or attributes of ``value``; builtin methods only, so no plugin code runs."""
+    kind = type(value)
+    found: list[tuple[str, Any]] = []
     try:
-        if isinstance(value, dict):
-            yield from ((f"{path}[{k!r}]", v) for k, v in list(value.items()))
-        elif isinstance(value, (list, tuple)):
-            yield from ((f"{path}[{i}]", v) for i, v in enumerate(list(value)))
-        elif isinstance(value, (set, frozenset)):
-            yield from ((f"{path}{{}}", v) for v in list(value))
+        if issubclass(kind, dict):
+            found += ((f"{path}[{_key_text(k)}]", v) for k, v in dict.items(value))
+        elif issubclass(kind, list):
+            found += ((f"{path}[{i}]", v) for i, v in enumerate(list.copy(value)))
+        elif issubclass(kind, tuple):
+            found += ((f"{path}[{i}]", v) for i, v in enumerate(tuple.__iter__(value)))
+        elif issubclass(kind, set):
+            found += ((f"{path}{{}}", v) for v in list(set.__iter__(value)))
+        elif issubclass(kind, frozenset):
+            found += ((f"{path}{{}}", v) for v in list(frozenset.__iter__(value)))
         else:
-            yield from _attributes(value, path)
-    except Exception:  # noqa: BLE001 - a hostile container: keep what was read so far
-        return
+            found += _attributes(value, path)
+    except BaseException as exc:  # a hostile container: keep what was read so far
+        if _passes(exc):
+            raise
+    return found
 
 
-def _attributes(value: Any, path: str) -> Iterator[tuple[str, Any]]:
+def _key_text(key: Any) -> str:
+    from auxcheck.report import describe
+
+    return describe(key, limit=40)
+
+
+def _passes(exc: BaseException) -> bool:
+    from auxcheck._calls import passes_through
+
+    return passes_through(exc)
+
+
+def _attributes(value: Any, path: str) -> list[tuple[str, Any]]:
+    found: list[tuple[str, Any]] = []
     try:
         attrs = object.__getattribute__(value, "__dict__")
-    except Exception:  # noqa: BLE001
+    except BaseException as exc:  # no __dict__, or a property named __dict__
+        if _passes(exc):
+            raise
         attrs = None
-    if isinstance(attrs, dict):
-        yield from ((f"{path}.{k}", v) for k, v in list(attrs.items()))
+    if type(attrs) is dict:
+        found += ((f"{path}.{k}", v) for k, v in dict.items(attrs) if type(k) is str)
     for name in _slot_names(type(value)):
         try:
-            yield (f"{path}.{name}", object.__getattribute__(value, name))
-        except Exception:  # noqa: BLE001, S112 - an unset slot, or a descriptor that raises
-            continue
+            found.append((f"{path}.{name}", object.__getattribute__(value, name)))
+        except BaseException as exc:  # an unset slot, or a descriptor that raises
+            if _passes(exc):
+                raise
+    return found
 
 
-def _slot_names(cls: type) -> Iterator[str]:
-    for klass in cls.__mro__:
-        slots = klass.__dict__.get("__slots__", ())
-        for name in (slots,) if isinstance(slots, str) else slots:
-            if name not in ("__dict__", "__weakref__"):
-                yield name
+def _slot_names(cls: type) -> list[str]:
+    names: list[str] = []
+    for klass in type.__dict__["__mro__"].__get__(cls):
+        slots = type.__dict__["__dict__"].__get__(klass).get("__slots__", ())
+        if type(slots) is str:
+            slots = (slots,)
+        if type(slots) not in (tuple, list):
+            continue  # __slots__ rebound after the class was made: not the real slots
+        names += (n for n in slots if type(n) is str and n not in ("__dict__", "__weakref__"))
+    return names
 
 
 def dense_parts(refs: Iterator[TensorRef] | list[TensorRef]) -> list[TensorRef]:
@@ -105,15 +138,16 @@ def dense_parts(refs: Iterator[TensorRef] | list[TensorRef]) -> list[TensorRef]:
     for path, tensor in refs:
         try:
             out.extend(_parts(path, tensor))
-        except Exception:  # noqa: BLE001, S112 - a tensor whose bytes cannot be read
-            continue
+        except BaseException as exc:  # a tensor whose bytes cannot be read
+            if _passes(exc):
+                raise
     return out
 
 
 def _parts(path: str, tensor: Any) -> list[TensorRef]:
     import torch
 
-    if tensor.device.type == "meta":
+    if tensor.device.type == "meta" or _is_fake(tensor):
         return []
     layout = tensor.layout
     if tensor.is_nested:
@@ -132,6 +166,12 @@ def _parts(path: str, tensor: Any) -> list[TensorRef]:
                          (f"{path}.row_indices()", tensor.row_indices()),
                          (f"{path}.values()", tensor.values())])
     return _strided([(path, tensor)])
+
+
+def _is_fake(tensor: Any) -> bool:
+    """Returns True for a FakeTensor (no real storage: its data pointer is 0 for all of them)."""
+    fake = sys.modules.get("torch._subclasses.fake_tensor")
+    return fake is not None and issubclass(type(tensor), fake.FakeTensor)
 
 
 def _strided(refs: list[TensorRef]) -> list[TensorRef]:

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar, Union
 
 from auxcheck._byteranges import ByteRange, byte_range, ranges_overlap
+from auxcheck._calls import kind_name
 from auxcheck._exact import DEFAULT_LIMIT, Geometry, Runs, geometry, runs_hit, runs_of, runs_share
 from auxcheck.errors import CudaGraphAliasError, InvalidArgument
 from auxcheck.report import Finding
@@ -468,13 +469,13 @@ def as_registry(static_buffers: StaticBuffers) -> StaticBufferRegistry:
         items = [(f"static_buffers[{i}]", t) for i, t in enumerate(static_buffers)]
     else:
         raise InvalidArgument(
-            f"static_buffers is a {type(static_buffers).__name__}; expected a "
+            f"static_buffers is a {kind_name(static_buffers)}; expected a "
             "StaticBufferRegistry, a mapping of names to tensors, tensors, or None"
         )
     for label, tensor in items:
         if not torch.is_tensor(tensor):
             raise InvalidArgument(
-                f"{label} is a {type(tensor).__name__}, not a tensor; pass the tensors a "
+                f"{label} is a {kind_name(tensor)}, not a tensor; pass the tensors a "
                 "CUDA graph owns (e.g. its static input/output buffers)"
             )
         registry.register(tensor, name=str(label))

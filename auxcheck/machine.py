@@ -6,12 +6,15 @@ commits of that step. :func:`make_machine` builds a ``RuleBasedStateMachine`` th
 drives any implementation through that lifecycle, checking the invariants of
 :mod:`auxcheck.properties` after every step; a failure raises ContractViolation
 whose message starts with the rule code, and Hypothesis shrinks it to a short list
-of steps.
+of steps. Every call into the implementation runs under :func:`auxcheck._calls.guard`
+(through :mod:`auxcheck.properties`), so whatever it raises is a finding of the step's
+rule before Hypothesis sees it.
 """
 
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -33,6 +36,8 @@ from auxcheck.properties import (
     REFERENCE,
     Implementation,
     _call,
+    _is_a,
+    _judged,
     _Raised,
     checked_result,
     consumed_findings,
@@ -69,51 +74,69 @@ class LifecycleMachine(RuleBasedStateMachine):
             subject = f"{findings[0].code} {type(self).__name__}[{self.impl.name}].{step}"
             raise ContractViolation(Report(subject, findings))
 
-    def _call(self, code: str, step: str, what: str, function: Any, *args: Any) -> Any:
+    def _checked(self, step: str, body: Callable[[], list[Finding]]) -> None:
+        """Runs ``body``; fails ``step`` with its findings, or with the one a guarded call raised.
+
+        The failure is raised outside the ``except``, so it carries no chained plugin
+        exception whose ``__str__`` a reporter would run.
+        """
         try:
-            return _call(code, what, function, *args)
+            findings = body()
         except _Raised as raised:
-            self._fail(step, [raised.finding])
-            raise AssertionError("unreachable") from None
+            findings = [raised.finding]
+        self._fail(step, findings)
 
     def _append(self, operand: Any, leaves: tuple[RecordingDeviceOutput, ...]) -> None:
-        before = self.current
-        result = self._call("AUX303", "append", "append(current, output)",
-                            self.impl.append, self.current, operand)
-        try:
+        def body() -> list[Finding]:
+            before = self.current
+            result = _call("AUX303", "append(current, output)", self.impl.append, before,
+                           operand)
             self.current = checked_result(self.impl, result, before, operand)
-        except _Raised as raised:
-            self._fail("append", [raised.finding])
-        self.expected.extend(leaves)
-        findings = []
-        if before is None and operand is not None:
-            findings = self._call("AUX303", "append", "append(None, output)",
-                                  none_findings, self.impl, operand)
-        self._fail("append", findings or structure_findings(self.impl, self.current,
-                                                            self.expected))
+            self.expected.extend(leaves)
+            if before is None and operand is not None:
+                findings = none_findings(self.impl, operand)
+                if findings:
+                    return findings
+            return structure_findings(self.impl, self.current, self.expected)
+
+        self._checked("append", body)
+
+    def _build(self, operands: tuple[RecordingDeviceOutput, ...]) -> Any:
+        """Returns ``operands`` appended one by one to None: one observer's composite output."""
+        built: list[Any] = []
+
+        def append(current: Any, output: Any) -> Any:
+            result = _call("AUX303", "building a composite by appends", self.impl.append,
+                           current, output)
+            return checked_result(self.impl, result, current, output)
+
+        def body() -> list[Finding]:
+            built.append(build_operand(append, Appended(operands)))
+            return []
+
+        self._checked("append", body)
+        return built[0]
 
     def _copy(self) -> None:
         output, leaves = self.current, self.expected
         self.current, self.expected = None, []
         marks = [leaf.copy_count for leaf in leaves]
-        try:
+        copied: list[Any] = []
+
+        def body() -> list[Finding]:
             host, log = copy_logged(output, "AUX304")
-        except _Raised as raised:
-            self._fail("copy_to_host", [raised.finding])
-            raise AssertionError("unreachable") from None
-        self._fail("copy_to_host", copy_findings(leaves, marks, log))
+            copied.append(host)
+            return copy_findings(leaves, marks, log)
+
+        self._checked("copy_to_host", body)
         hosts = [record.host for record in occurrence_records(leaves, marks)]
-        self.pending.append((output, host, list(leaves), hosts))
+        self.pending.append((output, copied[0], list(leaves), hosts))
 
     def _consume(self, step: tuple[aux.Growth, ...]) -> None:
         output, host, leaves, hosts = self.pending.popleft()
         commit = aux.advance(self.batch, step)
-        try:
-            findings = consumed_findings(host, leaves, hosts, commit.batch, commit.commits,
-                                         output)
-        except _Raised as raised:
-            findings = [raised.finding]
-        self._fail("consume", findings)
+        self._checked("consume", lambda: consumed_findings(host, leaves, hosts, commit.batch,
+                                                           commit.commits, output))
 
 
 def make_machine(
@@ -144,13 +167,7 @@ def make_machine(
 
         @rule(operands=groups)
         def append_composite(self, operands: tuple[RecordingDeviceOutput, ...]) -> None:
-            def append(current: Any, output: Any) -> Any:
-                return checked_result(self.impl, self.impl.append(current, output), current,
-                                      output)
-
-            built = self._call("AUX303", "append", "building a composite by appends",
-                               build_operand, append, Appended(operands))
-            self._append(built, operand_leaves(Appended(operands)))
+            self._append(self._build(operands), operand_leaves(Appended(operands)))
 
         @precondition(lambda self: bool(self.expected))
         @rule(pick=st.integers(0, 2**16))
@@ -173,8 +190,8 @@ def make_machine(
 
         @invariant()
         def composites_are_frozen(self) -> None:
-            if isinstance(self.current, self.impl.device_composite):
-                self._fail("invariant", frozen_findings(self.current))
+            if _is_a(self.current, self.impl.device_composite):
+                self._checked("invariant", lambda: frozen_findings(self.current))
 
     Machine.impl = impl
     Machine.__name__ = Machine.__qualname__ = f"AppendCopyConsumeMachine_{_ident(impl.name)}"
@@ -204,7 +221,9 @@ def run_machine(
         chosen = settings(chosen, max_examples=max_examples)
     report = Report(f"append/copy/consume machine on {impl.name}")
     try:
-        run_state_machine_as_test(make_machine(impl, leaves=leaves), settings=chosen)
+        machine = make_machine(impl, leaves=leaves)
+        _judged("machine", "AUX301",
+                lambda: run_state_machine_as_test(machine, settings=chosen))()
     except ContractViolation as exc:
         steps = "\n".join(getattr(exc, "__notes__", ()))
         report.extend(replace(f, detail="\n".join(filter(None, [f.detail, steps])))

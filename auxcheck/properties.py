@@ -6,12 +6,19 @@ breaks the invariant; the message starts with the rule code and the carried repo
 holds one finding per problem seen. :func:`property_tests` wraps each one in a
 Hypothesis test and :func:`run_properties` runs them all, returning a report whose
 findings carry the shrunk falsifying example in ``detail``.
+
+The implementation under test is plugin code too: every call into it, and every
+attribute of what it returns, goes through :func:`auxcheck._calls.guard`, and its
+values are type-tested by their type's MRO (never ``isinstance``, which reads a
+``__class__`` property or runs a metaclass's ``__instancecheck__``). Whatever it
+raises (``SystemExit``, ``GeneratorExit``, a bare ``BaseException``) becomes a finding
+inside the Hypothesis test body, before Hypothesis sees it.
 """
 
 from __future__ import annotations
 
 import importlib
-import traceback
+import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
@@ -19,6 +26,8 @@ from types import ModuleType
 from typing import Any
 
 from auxcheck import protocols
+from auxcheck._calls import MISSING as _MISSING
+from auxcheck._calls import guard, lookup, summarize, type_name
 from auxcheck._recording import (
     Appended,
     LeafRaised,
@@ -71,6 +80,54 @@ _NAMES = ("append_auxiliary_output", "CompositeDeviceAuxiliaryOutput",
           "CompositeHostAuxiliaryOutput")
 _RELEASE_PREFIX = "sglang=="
 _SGLANG_MODULE_FILE = "sglang/srt/managers/auxiliary_output.py"
+_MAX_CHILDREN = 10_000
+"""The most children read from a composite whose ``outputs`` is not a tuple (it may never end)."""
+
+
+def _is_a(obj: Any, cls: Any) -> bool:
+    """Returns True when ``cls`` is in the MRO of ``obj``'s type; no plugin code runs.
+
+    ``isinstance`` would read a ``__class__`` property and run a metaclass's
+    ``__instancecheck__``, either of which may raise; SGLang's composites are plain
+    classes, so the nominal test is the one that matters.
+    """
+    mro = type.__dict__["__mro__"].__get__(type(obj))
+    return any(kind is cls for kind in mro)
+
+
+def _kind(obj: Any) -> str:
+    """Returns the short name of ``obj``'s type, read without running its code."""
+    return type_name(obj).rpartition(".")[2]
+
+
+def _class_name(cls: Any) -> str:
+    """Returns a class's own short name, read from its slot (a metaclass property may raise)."""
+    if not issubclass(type(cls), type):
+        return _kind(cls)
+    got = guard(type.__dict__["__name__"].__get__, cls)
+    return got.value if type(got.value) is str else "<a class whose name cannot be read>"
+
+
+def _text(exc: BaseException) -> str:
+    """Returns ``str(exc)`` cut short, or a placeholder when it raises."""
+    got = guard(str, exc)
+    return got.value[:200] if type(got.value) is str else "<str() of the exception raised>"
+
+
+def _method(code: str, obj: Any, name: str, made_by: str) -> Any:
+    """Returns the bound method ``obj.name``; raises _Raised (``code``) when it is not callable.
+
+    ``made_by`` says what produced ``obj``, for the message.
+    """
+    found = lookup(obj, name)
+    if found.error is None and found.value is not _MISSING and callable(found.value):
+        return found.value
+    subject = f"{describe(obj)} ({made_by})"
+    seen = (f"looking up `{name}` on {subject} raised {_kind(found.error)}"
+            if found.error is not None else f"{subject} has no `{name}`"
+            if found.value is _MISSING else f"`{name}` of {subject} is a {_kind(found.value)}")
+    raise _Raised(Finding.of(code, seen, f"expected a callable {name}", obj,
+                             detail=found.detail))
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,18 +139,43 @@ class Implementation:
     device_composite: type
     host_composite: type
 
+    def __post_init__(self) -> None:
+        for attr in ("device_composite", "host_composite"):
+            value = getattr(self, attr)
+            if not issubclass(type(value), type):
+                raise InvalidArgument(
+                    f"implementation {self.name!r}: its {attr} is a value of type {_kind(value)}, not a "
+                    "class; expected the composite classes (SGLang's are frozen dataclasses)"
+                )
+
     @classmethod
     def from_module(cls, module: Any, *, name: str | None = None) -> Implementation:
-        """Returns the implementation a module (or any object) exposes under SGLang's names."""
-        label: str = name or getattr(module, "__name__", None) or type(module).__name__
-        missing = [attr for attr in _NAMES if not hasattr(module, attr)]
+        """Returns the implementation a module (or any object) exposes under SGLang's names.
+
+        Raises InvalidArgument naming what is missing, what raised when looked up, and
+        a composite that is not a class.
+        """
+        label = name or _module_name(module)
+        found = {attr: lookup(module, attr) for attr in _NAMES}
+        for attr, got in found.items():
+            if got.error is not None:
+                raise InvalidArgument(
+                    f"{label}: looking up {attr} raised {_kind(got.error)} "
+                    f"({_text(got.error)}); an implementation module must expose "
+                    f"{', '.join(_NAMES)} as plain attributes"
+                )
+        missing = [attr for attr, got in found.items() if got.value is _MISSING]
         if missing:
             raise InvalidArgument(
                 f"{label} does not define {', '.join(missing)}; an implementation module "
                 f"must expose {', '.join(_NAMES)}"
             )
-        return cls(label, module.append_auxiliary_output, module.CompositeDeviceAuxiliaryOutput,
-                   module.CompositeHostAuxiliaryOutput)
+        return cls(label, *(found[attr].value for attr in _NAMES))
+
+
+def _module_name(module: Any) -> str:
+    found = lookup(module, "__name__")
+    return found.value if type(found.value) is str and found.value else type_name(module)
 
 
 REFERENCE = Implementation.from_module(protocols, name="reference")
@@ -111,10 +193,16 @@ def load_implementation(spec: str) -> Implementation:
     if spec == "reference":
         return REFERENCE
     if spec == "auto":
-        try:
-            return Implementation.from_module(importlib.import_module(SGLANG_MODULE), name="sglang")
-        except ImportError:
+        imported = guard(importlib.import_module, SGLANG_MODULE)
+        if issubclass(type(imported.error), ImportError):
             return REFERENCE
+        if imported.error is not None:
+            raise InvalidArgument(
+                f"implementation 'auto': importing {SGLANG_MODULE} raised "
+                f"{_kind(imported.error)} ({_text(imported.error)}); repair the SGLang "
+                "install, or choose 'reference' explicitly"
+            )
+        return Implementation.from_module(imported.value, name="sglang")
     version = _release_of(spec)
     if version is not None:
         return release_implementation(version)
@@ -177,24 +265,54 @@ def _import(spec: str, module_name: str) -> ModuleType:
             f"implementation {spec!r} is not 'reference', 'sglang', 'sglang==X.Y.Z', 'auto' or "
             "a dotted module path"
         )
-    try:
-        return importlib.import_module(module_name)
-    except ImportError as exc:
+    imported = guard(importlib.import_module, module_name)
+    error = imported.error
+    if error is not None and issubclass(type(error), ImportError):
         raise InvalidArgument(
-            f"implementation {spec!r}: cannot import {module_name} ({exc}); install it, or "
-            "use 'reference' or a dotted path to your own module"
-        ) from exc
+            f"implementation {spec!r}: cannot import {module_name} ({_text(error)}); install "
+            "it, or use 'reference' or a dotted path to your own module"
+        ) from None
+    if error is not None:
+        raise InvalidArgument(
+            f"implementation {spec!r}: importing {module_name} raised {_kind(error)} "
+            f"({_text(error)}); fix the module so that it imports, or use 'reference'"
+        ) from None
+    return imported.value  # type: ignore[no-any-return]
 
 
-def children(impl: Implementation, output: Any) -> tuple[Any, ...]:
-    """Returns the children of ``output`` when it is ``impl``'s composite, else ``(output,)``."""
-    if isinstance(output, impl.device_composite):
-        return tuple(getattr(output, "outputs"))  # noqa: B009 - impl types are user classes
-    return (output,)
+def children(impl: Implementation, output: Any, *, code: str = "AUX301") -> tuple[Any, ...]:
+    """Returns the children of ``output`` when it is ``impl``'s composite, else ``(output,)``.
+
+    Raises _Raised with a finding for ``code`` when reading ``outputs`` raises, or when
+    it is not a finite iterable (at most 10,000 children are read).
+    """
+    if not _is_a(output, impl.device_composite):
+        return (output,)
+    name = _kind(output)
+    found = lookup(output, "outputs")
+    if type(found.value) is tuple:
+        return found.value
+    if found.value is _MISSING:
+        raise _Raised(Finding.of(code, f"the composite {name} has no attribute `outputs`",
+                                 "expected its children as a tuple in `outputs`", output))
+    listed = found if found.error is not None else guard(
+        lambda: tuple(itertools.islice(iter(found.value), _MAX_CHILDREN + 1)))
+    if listed.error is not None:
+        raise _Raised(Finding.of(code, f"reading the children (`outputs`) of the composite "
+                                 f"{name} raised {_kind(listed.error)}",
+                                 "expected its children as a tuple in `outputs`", output,
+                                 detail=listed.detail))
+    if len(listed.value) > _MAX_CHILDREN:
+        raise _Raised(Finding.of(code, f"the composite {name}'s `outputs` yields more than "
+                                 f"{_MAX_CHILDREN} children", "expected a tuple holding one "
+                                 "child per output appended", output))
+    return listed.value  # type: ignore[no-any-return]
 
 
 def _labels(outputs: Sequence[Any]) -> str:
-    return "[" + ", ".join(getattr(o, "label", None) or describe(o, limit=30) for o in outputs) + "]"
+    names = (o.label if type(o) is RecordingDeviceOutput else describe(o, limit=30)
+             for o in outputs)
+    return "[" + ", ".join(names) + "]"
 
 
 def _raise(prop: str, impl: Implementation, findings: Sequence[Finding]) -> None:
@@ -212,22 +330,28 @@ class _Raised(Exception):
 
 
 def _call(code: str, what: str, function: Callable[..., Any], *args: Any) -> Any:
-    """Returns ``function(*args)``; raises _Raised with a finding for ``code`` if it raised."""
-    try:
-        return function(*args)
-    except _Raised:  # already a finding, from a check nested inside ``function``
-        raise
-    except LeafRaised as exc:  # the user's own output broke the contract, not the composite
-        detail = "".join(traceback.format_exception_only(type(exc.error), exc.error)).strip()
+    """Returns ``function(*args)``; raises _Raised with a finding for ``code`` if it raised.
+
+    The call runs under the one guard: ``SystemExit``, ``GeneratorExit`` and bare
+    ``BaseException`` from the implementation become findings too. Only the error's
+    type and a short summary are read, never its repr.
+    """
+    outcome = guard(function, *args)
+    error = outcome.error
+    if error is None:
+        return outcome.value
+    if type(error) is _Raised:  # already a finding, from a check nested inside ``function``
+        raise error
+    if type(error) is LeafRaised:  # the user's own output broke the contract, not the composite
+        broke = (f"has no callable {error.method}" if error.code in ("AUX101", "AUX201")
+                 else f"'s {error.method} raised {_kind(error.error)}")
         raise _Raised(Finding.of(
-            exc.code, f"{what}: your output's {exc.method} raised {type(exc.error).__name__}",
-            f"expected {type(exc.leaf).__name__}.{exc.method} to honour the contract on its "
-            "own (see its own items)", exc.leaf, detail=detail)) from exc
-    except Exception as exc:
-        detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-        raise _Raised(Finding.of(code, f"{what} raised {type(exc).__name__}",
-                                 "expected it to succeed on valid outputs", function,
-                                 detail=detail)) from exc
+            error.code, f"{what}: your output{broke}",
+            f"expected {_kind(error.leaf)}.{error.method} to honour the contract on its "
+            "own (see its own items)", error.leaf, detail=summarize(error.error))) from None
+    raise _Raised(Finding.of(code, f"{what} raised {_kind(error)}",
+                             "expected it to succeed on valid outputs", function,
+                             detail=summarize(error))) from None
 
 
 def _build(impl: Implementation, code: str, operands: Sequence[Operand]) -> Any:
@@ -246,14 +370,17 @@ def checked_result(impl: Implementation, result: Any, current: Any, output: Any)
     or the implementation's composite; anything else would only crash later, where
     the composite is copied.
     """
-    if result is None or isinstance(result, impl.device_composite) \
-            or callable(getattr(result, "copy_to_host", None)):
+    if result is None or _is_a(result, impl.device_composite):
         return result
+    found = lookup(result, "copy_to_host")
+    if found.error is None and found.value is not _MISSING and callable(found.value):
+        return result
+    seen = "" if found.error is None else f" (looking up its copy_to_host raised {_kind(found.error)})"
     raise _Raised(Finding.of(
         "AUX301", f"append_auxiliary_output({describe(current, limit=40)}, "
-        f"{describe(output, limit=40)}) returned a {type(result).__name__}, not a device output",
-        f"expected None, one of the operands, or a {impl.device_composite.__name__}",
-        impl.append))
+        f"{describe(output, limit=40)}) returned a {_kind(result)}, not a device output{seen}",
+        f"expected None, one of the operands, or a {_class_name(impl.device_composite)}",
+        impl.append, detail=found.detail))
 
 
 def _checked(prop: str, impl: Implementation,
@@ -309,13 +436,13 @@ def flattening_findings(impl: Implementation, result: Any,
     """Returns the AUX301 findings: nested composites, or a child count unequal to the leaves."""
     if len(expected) < 2:
         return []
-    if not isinstance(result, impl.device_composite):
+    if not _is_a(result, impl.device_composite):
         return [Finding.of("AUX301", f"appending {len(expected)} outputs returned "
-                           f"{describe(result)}", f"expected a {impl.device_composite.__name__}",
-                           result)]
+                           f"{describe(result)}",
+                           f"expected a {_class_name(impl.device_composite)}", result)]
     kids = children(impl, result)
     findings = []
-    if any(isinstance(kid, impl.device_composite) for kid in kids):
+    if any(_is_a(kid, impl.device_composite) for kid in kids):
         findings.append(Finding.of("AUX301", f"composite children {_labels(kids)} include a "
                                    "composite", "expected only leaf outputs", result))
     if len(kids) != len(expected):
@@ -338,10 +465,17 @@ def order_findings(impl: Implementation, result: Any, expected: Sequence[Any]) -
     return []
 
 
-def _deep_children(impl: Implementation, output: Any) -> list[Any]:
-    if not isinstance(output, impl.device_composite):
+def _deep_children(impl: Implementation, output: Any, within: frozenset[int] = frozenset()
+                   ) -> list[Any]:
+    """Returns the leaves under ``output``; raises _Raised (AUX301) for a composite inside itself."""
+    if not _is_a(output, impl.device_composite):
         return [output]
-    return [leaf for kid in children(impl, output) for leaf in _deep_children(impl, kid)]
+    if id(output) in within:
+        raise _Raised(Finding.of("AUX301", f"the composite {_kind(output)} holds itself among "
+                                 "its descendants", "expected only leaf outputs as children",
+                                 output))
+    inner = within | {id(output)}
+    return [leaf for kid in children(impl, output) for leaf in _deep_children(impl, kid, inner)]
 
 
 def check_flattening(impl: Implementation, operands: Sequence[Operand]) -> None:
@@ -379,7 +513,7 @@ def check_associativity(impl: Implementation, first: Operand, second: Operand,
         lkids, rkids = children(impl, left), children(impl, right)
         if len(lkids) == len(rkids) and all(a is b for a, b in zip(lkids, rkids)):
             return []
-        nested = any(isinstance(k, impl.device_composite) for k in lkids + rkids)
+        nested = any(_is_a(k, impl.device_composite) for k in lkids + rkids)
         code = "AUX301" if nested or len(lkids) != len(rkids) else "AUX302"
         return [Finding.of(code, f"(a+b)+c holds {_labels(lkids)} but a+(b+c) holds "
                            f"{_labels(rkids)}", "expected the same flat children in order",
@@ -487,7 +621,8 @@ def copy_logged(output: Any, code: str) -> tuple[Any, list[Any]]:
         log.append(tensor)
         return tensor.clone()
 
-    return _call(code, "copy_to_host(copy_tensor)", output.copy_to_host, copy_tensor), log
+    method = _method(code, output, "copy_to_host", "what append returned")
+    return _call(code, "copy_to_host(copy_tensor)", method, copy_tensor), log
 
 
 def check_copy_once(impl: Implementation, operands: Sequence[Operand]) -> None:
@@ -550,7 +685,8 @@ def consumed_findings(host: Any, leaves: Sequence[RecordingDeviceOutput],
                       output: Any) -> list[Finding]:
     """Returns the findings of consuming the composite ``host`` once: no copy, broadcast, order."""
     marks = [leaf.copy_count for leaf in leaves]
-    _call("AUX305", "consume(batch, commits)", host.consume, batch, commits)
+    consume = _method("AUX305", host, "consume", "what the composite's copy_to_host returned")
+    _call("AUX305", "consume(batch, commits)", consume, batch, commits)
     if any(leaf.copy_count != mark for leaf, mark in zip(leaves, marks)):
         return [Finding.of("AUX304", "children were copied again inside consume",
                            "expected copies only inside copy_to_host", output)]
@@ -578,18 +714,26 @@ def check_broadcast(impl: Implementation, operands: Sequence[Operand], batch: An
 
 
 def frozen_findings(composite: Any) -> list[Finding]:
-    """Returns the AUX306 findings of ``composite``: settable attributes, non-tuple outputs."""
-    name = type(composite).__name__
-    if not isinstance(composite.outputs, tuple):
-        return [Finding.of("AUX306", f"{name}.outputs is a {type(composite.outputs).__name__}",
-                           "expected a tuple", composite)]
+    """Returns the AUX306 findings of ``composite``: settable attributes, non-tuple outputs.
+
+    Setting an attribute must raise AttributeError or TypeError (a frozen dataclass
+    raises FrozenInstanceError); anything else it raises is a finding too.
+    """
+    name = _kind(composite)
+    found = lookup(composite, "outputs")
+    if found.error is not None or not issubclass(type(found.value), tuple):
+        seen = (f"reading {name}.outputs raised {_kind(found.error)}" if found.error is not None
+                else f"{name}.outputs is {'missing' if found.value is _MISSING else 'a ' + _kind(found.value)}")
+        return [Finding.of("AUX306", seen, "expected a tuple", composite, detail=found.detail)]
     for attr in ("outputs", "_auxcheck_probe"):
-        try:
-            setattr(composite, attr, composite.outputs)
-        except (AttributeError, TypeError):
+        done = guard(setattr, composite, attr, found.value)
+        if issubclass(type(done.error), (AttributeError, TypeError)):
             continue
-        return [Finding.of("AUX306", f"setting {name}.{attr} succeeded",
-                           "expected the composite to be frozen", composite)]
+        seen = ("succeeded" if done.error is None else f"raised {_kind(done.error)}")
+        return [Finding.of("AUX306", f"setting {name}.{attr} {seen}",
+                           "expected the composite to be frozen, refusing with AttributeError "
+                           "(FrozenInstanceError) as a frozen dataclass does", composite,
+                           detail=done.detail)]
     return []
 
 
@@ -605,9 +749,9 @@ def check_frozen(impl: Implementation, operands: Sequence[Operand]) -> None:
                       impl.device_composite, tuple(leaves)),
                 _build(impl, "AUX306", operands)]
         made += [copy_logged(output, "AUX306")[0] for output in list(made)
-                 if isinstance(output, impl.device_composite)]
-        composites = [c for c in made if isinstance(c, (impl.device_composite,
-                                                         impl.host_composite))]
+                 if _is_a(output, impl.device_composite)]
+        composites = [c for c in made if _is_a(c, impl.device_composite)
+                      or _is_a(c, impl.host_composite)]
         return [f for composite in composites for f in frozen_findings(composite)][:1]
 
     _checked("check_frozen", impl, body)
@@ -686,11 +830,51 @@ def property_tests(
     explicit = {"check_flattening": two_leaves, "check_order": two_leaves}
     tests = []
     for name, codes, function, strats in table:
-        test = given(**strats)(_named(name, function))
+        test = given(**strats)(_named(name, codes[0], function))
         if name in explicit:
             test = example(**explicit[name])(test)
-        tests.append(PropertyTest(name, codes, chosen(test)))
+        tests.append(PropertyTest(name, codes, _judged(name, codes[0], chosen(test))))
     return tuple(tests)
+
+
+def _judged(name: str, code: str, test: Callable[[], None]) -> Callable[[], None]:
+    """Returns ``test`` raising only ContractViolation or Hypothesis's own usage errors.
+
+    What Hypothesis itself lets out becomes a ContractViolation (``code``): a
+    FlakyFailure (the implementation judged the same example differently on a re-run)
+    and whatever plugin code raised inside Hypothesis's own machinery, such as a class
+    whose ``__name__`` raises when the example is printed.
+    """
+    from auxcheck.strategies import _hypothesis_control
+
+    def judged() -> None:
+        outcome = guard(test)
+        error = outcome.error
+        if error is None or _is_a(error, ContractViolation):
+            if error is not None:
+                raise error
+            return
+        inner = [e for e in _flattened(error) if _is_a(e, ContractViolation)]
+        if inner:
+            raise inner[0]
+        if _hypothesis_control(error) and not _kind(error).startswith("Flaky"):
+            raise error  # a settings or health-check problem: Hypothesis's message says how
+        finding = Finding.of(code, f"{name} stopped with {_kind(error)} raised outside the "
+                             "checks", "expected the implementation and your outputs to "
+                             "behave the same on every run of an example, raising nothing "
+                             "that escapes their calls", None, detail=summarize(error))
+        raise ContractViolation(Report(f"{code} {name}", [finding])) from None
+
+    judged.__name__ = judged.__qualname__ = name
+    return judged
+
+
+def _flattened(error: BaseException) -> list[BaseException]:
+    """Returns ``error``'s leaf exceptions when it is an exception group, else ``[error]``."""
+    inner = lookup(error, "exceptions").value
+    if type(inner) is not tuple:
+        return [error]
+    return [leaf for each in inner if _is_a(each, BaseException) for leaf in _flattened(each)]
 
 
 def _user_step(output: Any, batch_size: int | None) -> tuple[Any, Any]:
@@ -704,13 +888,31 @@ def _user_step(output: Any, batch_size: int | None) -> tuple[Any, Any]:
     return batch, model.commit(batch)
 
 
-def _named(name: str, function: Callable[..., None]) -> Callable[..., None]:
-    # Hypothesis names the falsifying example after the function it runs.
+def _named(name: str, code: str, function: Callable[..., None]) -> Callable[..., None]:
+    """Returns ``function`` named ``name`` (Hypothesis names the example after it), guarded.
+
+    Hypothesis re-raises ``SystemExit`` and ``GeneratorExit`` as themselves and stops at
+    any other ``BaseException``: whatever escapes the checks' own guarded calls is made
+    a ContractViolation (``code``) here, inside the body, so Hypothesis shrinks it as a
+    failure. ContractViolation and Hypothesis's own exceptions pass unchanged.
+    """
+    from auxcheck.strategies import _hypothesis_control
+
     def run(**kwargs: Any) -> None:
-        function(**kwargs)
+        outcome = guard(function, **kwargs)
+        error = outcome.error
+        if error is None:
+            return
+        if _is_a(error, ContractViolation) or _hypothesis_control(error):
+            raise error
+        raise ContractViolation(Report(f"{code} {name}", [Finding.of(
+            code, f"{name} raised {_kind(error)} outside the guarded calls into the "
+            "implementation", "expected only findings; if the detail shows only auxcheck's "
+            "frames, report it as an auxcheck bug", None, detail=summarize(error))])) from None
 
     run.__name__ = run.__qualname__ = name
     return run
+
 
 
 def _built(impl: Implementation, prop: str, code: str, operands: Sequence[Operand]) -> Any:

@@ -119,8 +119,9 @@ def append_auxiliary_output(
 
 
 def _children(output: DeviceAuxiliaryOutput) -> tuple[DeviceAuxiliaryOutput, ...]:
-    if isinstance(output, CompositeDeviceAuxiliaryOutput):
-        return output.outputs
+    # Never isinstance: it reads a plugin's __class__, which may be a raising property.
+    if issubclass(type(output), CompositeDeviceAuxiliaryOutput):
+        return output.outputs  # type: ignore[attr-defined, no-any-return]
     return (output,)
 
 

@@ -14,13 +14,71 @@ from auxcheck.rules import get_rule
 __all__ = ["Finding", "Report", "describe"]
 
 
+_PLAIN = (int, float, complex, bool, type(None))
+_ITEMS = 6
+
+
 def describe(obj: Any, *, limit: int = 80) -> str:
-    """Returns a short, never-raising description of ``obj`` for messages."""
-    try:
-        text = repr(obj)
-    except Exception as exc:  # noqa: BLE001 - a hostile __repr__ must not crash the checker
-        text = f"<{type(obj).__qualname__} object; repr raised {type(exc).__name__}>"
+    """Returns a short, never-raising description of ``obj`` for messages.
+
+    Plugin code never runs here: a ``__repr__`` may hang, return a gigabyte, raise
+    ``SystemExit`` or print a device tensor (a device sync). Values of plain builtin
+    types (numbers, text, short tuples and lists of them) show as their repr; a
+    function or class by its qualified name; anything else as ``<module.Type object at
+    0x...>``, the type and identity, which is enough to find it.
+    """
+    text = _safe_text(obj, depth=0)
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _safe_text(obj: Any, *, depth: int) -> str:
+    kind = type(obj)  # compared by identity: `in` would run a metaclass's __eq__
+    if any(kind is k for k in _PLAIN):
+        return repr(obj) if kind is not int or abs(obj) < 10**60 else "<a very large int>"
+    if kind is str or kind is bytes:
+        return repr(obj[:200])  # slice first: the repr of a huge text is huge
+    if (kind is tuple or kind is list) and depth < 2:
+        items = [_safe_text(x, depth=depth + 1) for x in obj[:_ITEMS]]
+        more = ", ..." if len(obj) > _ITEMS else ""
+        body = ", ".join(items) + ("," if kind is tuple and len(obj) == 1 else "") + more
+        return f"({body})" if kind is tuple else f"[{body}]"
+    from auxcheck._calls import type_name
+
+    if issubclass(kind, BaseException) and depth < 2:  # args read past any override
+        args = _BASE_ARGS.__get__(obj)
+        shown = ", ".join(_safe_text(a, depth=depth + 1) for a in args[:_ITEMS])
+        label = type_name(obj).removeprefix("builtins.")
+        return f"{label}({shown}{', ...' if len(args) > _ITEMS else ''})"
+    name = _own_name(obj)
+    if name is not None:
+        return name
+    return f"<{type_name(obj)} object at {id(obj):#x}>"
+
+
+_BASE_ARGS: Any = BaseException.__dict__["args"]
+"""The ``args`` slot of every exception, read without a subclass's own property."""
+
+
+def _own_name(obj: Any) -> str | None:
+    """Returns ``function mod.f`` or ``class mod.C`` for functions and classes, read without their code."""
+    import types
+
+    from auxcheck._calls import guard
+
+    if issubclass(type(obj), type):  # read the slots: a metaclass may define properties
+        got = guard(lambda: (type.__dict__["__module__"].__get__(obj),
+                             type.__dict__["__qualname__"].__get__(obj)))
+        label = "class"
+    elif type(obj) is types.FunctionType:
+        got = guard(lambda: (types.FunctionType.__dict__["__module__"].__get__(obj),
+                             types.FunctionType.__dict__["__qualname__"].__get__(obj)))
+        label = "function"
+    else:
+        return None
+    if got.error is not None or not all(type(n) is str for n in got.value):
+        return None
+    module, qualname = got.value
+    return f"<{label} {module}.{qualname}>"
 
 
 @dataclass(frozen=True, slots=True)

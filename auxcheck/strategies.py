@@ -19,6 +19,7 @@ import torch
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
 
+from auxcheck._calls import guard, summarize, type_name
 from auxcheck._recording import (
     Appended,
     ConsumeRecord,
@@ -31,8 +32,9 @@ from auxcheck._recording import (
     operand_leaves,
 )
 from auxcheck._scheduler import FakeBatch, FakeReq, build_commits, snapshot_output_starts
-from auxcheck.errors import InvalidArgument
+from auxcheck.errors import ContractViolation, InvalidArgument
 from auxcheck.protocols import CommittedTokens, append_auxiliary_output
+from auxcheck.report import Finding, Report
 
 __all__ = [
     "PROFILES",
@@ -146,16 +148,41 @@ def device_outputs(
     )
     if leaves is None:
         return own
-    if not isinstance(leaves, st.SearchStrategy):
+    if not issubclass(type(leaves), st.SearchStrategy):
         raise InvalidArgument(
-            f"device_outputs(leaves={leaves!r}): expected a Hypothesis strategy of device "
-            "outputs, e.g. st.builds(MyOutput, ...)"
+            f"device_outputs(leaves=<{type_name(leaves)} object>): expected a Hypothesis "
+            "strategy of device outputs, e.g. st.builds(MyOutput, ...)"
         )
-    return st.one_of(own, leaves.map(_wrap))
+    return st.one_of(own, _wrapped(leaves))
 
 
-def _wrap(output: Any) -> RecordingDeviceOutput:
-    return RecordingDeviceOutput(type(output).__name__, inner=output)
+@st.composite
+def _wrapped(draw: st.DrawFn, leaves: st.SearchStrategy[Any]) -> RecordingDeviceOutput:
+    """Draws one of the user's outputs and wraps it; what its drawing raises is AUX103.
+
+    The user's constructor (or ``map`` function) runs inside Hypothesis's draw, which
+    would re-raise a ``SystemExit`` as itself and stop at a bare ``BaseException``:
+    the draw runs under the guard and anything but Hypothesis's own control flow
+    becomes a ContractViolation, which Hypothesis shrinks like any failure.
+    """
+    drawn = guard(draw, leaves)
+    error = drawn.error
+    if error is None:
+        return RecordingDeviceOutput(type_name(drawn.value).rpartition(".")[2],
+                                     inner=drawn.value)
+    if _hypothesis_control(error):
+        raise error
+    finding = Finding.of("AUX103", f"making one of your outputs from the leaves strategy "
+                         f"raised {type_name(error).rpartition('.')[2]}", "expected the "
+                         "strategy to build a device output (its constructor and map "
+                         "functions must not raise)", None, detail=summarize(error))
+    raise ContractViolation(Report("AUX103 drawing your outputs", [finding])) from None
+
+
+def _hypothesis_control(error: BaseException) -> bool:
+    """Returns True for Hypothesis's own exceptions (assume, data exhaustion): never a finding."""
+    module = type.__dict__["__module__"].__get__(type(error))
+    return type(module) is str and (module == "hypothesis" or module.startswith("hypothesis."))
 
 
 def host_outputs(

@@ -16,7 +16,20 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from auxcheck._calls import MISSING, Outcome, guard, lookup, method_findings, shape_text, type_name
+from auxcheck._calls import (
+    MISSING,
+    Outcome,
+    announce,
+    guard,
+    kind_name,
+    lookup,
+    method_findings,
+    passes_through,
+    phase_code,
+    shape_text,
+    summarize,
+    type_name,
+)
 from auxcheck._walk import TensorRef, iter_tensors
 from auxcheck.aliasing import as_registry
 from auxcheck.errors import InvalidArgument
@@ -46,25 +59,46 @@ class _Recorder:
     seen: list[Any] = field(default_factory=list)
 
     def __call__(self, tensor: Any) -> Any:
-        import torch
+        from auxcheck._loop import host_copy
 
         self.seen.append(tensor)
-        if not torch.is_tensor(tensor):
-            raise TypeError(f"copy_tensor expects a tensor, got {type(tensor).__name__}")
-        return tensor.detach().to("cpu", copy=True)
+        if not _is_tensor(tensor):
+            raise TypeError(f"copy_tensor expects a tensor, got {kind_name(tensor)}")
+        return host_copy(tensor)
 
 
 def _is_tensor(value: Any) -> bool:
     import torch
 
-    return bool(torch.is_tensor(value))
+    return issubclass(type(value), torch.Tensor)  # never isinstance: it reads __class__
 
 
 def _check_batch_size(batch_size: int | None) -> None:
-    if batch_size is not None and (not isinstance(batch_size, int) or isinstance(batch_size, bool)
-                                   or batch_size < 1):
+    if batch_size is not None and (type(batch_size) is not int or batch_size < 1):
         raise InvalidArgument(f"batch_size={batch_size!r}; expected a whole number >= 1 "
                               "(the number of requests the output was built for)")
+
+
+def _never_raising(default: str, subject: str, obj: Any, check: Callable[[], Report]) -> Report:
+    """Returns ``check()``; an error it lets through becomes a finding under the last plugin phase.
+
+    Each step already turns what plugin code raises into its own finding; this is the
+    net for a value the plugin returned that breaks the checker later (a hostile
+    ``__eq__``, ``__len__`` or tensor subclass), so a check never raises for it.
+    """
+    phase_code("")
+    try:
+        return check()
+    except BaseException as exc:  # what a plugin's value did to the checker
+        if passes_through(exc) or type(exc) is InvalidArgument:
+            raise
+        report = Report(subject)
+        report.add(Finding.of(phase_code(default), "auxcheck could not finish judging it: "
+                              f"checking what plugin code returned raised {kind_name(exc)}",
+                              "expected plain values that behave like their types (no "
+                              "hostile __eq__, __len__, __iter__, properties or tensor "
+                              "subclasses)", obj, detail=summarize(exc, frames=5)))
+        return report
 
 
 # ---------------------------------------------------------------- device output
@@ -89,12 +123,17 @@ def check_device_output(
 
     _check_batch_size(batch_size)
     registry = as_registry(static_buffers)
-    report = Report(f"device output {type_name(obj)}")
-    report.extend(check_source(OutputSource("instance", obj), batch_size=batch_size,
-                               static=registry, steps=1))
-    report.extend(_pp_findings(obj, pp_observer))
-    report.findings.sort(key=lambda f: f.code)
-    return report
+    subject = f"device output {type_name(obj)}"
+
+    def check() -> Report:
+        report = Report(subject)
+        report.extend(check_source(OutputSource("instance", obj), batch_size=batch_size,
+                                   static=registry, steps=1))
+        report.extend(_pp_findings(obj, pp_observer))
+        report.findings.sort(key=lambda f: f.code)
+        return report
+
+    return _never_raising("AUX103", subject, obj, check)
 
 
 def check_device_outputs(
@@ -111,16 +150,22 @@ def check_device_outputs(
     from auxcheck._loop import OutputSource, check_source, sample_output, source_of
 
     _check_batch_size(batch_size)
-    source = source_of(factory)
-    kind = "factory" if source.kind == "instance" else source.kind
-    report = Report(f"device outputs of {describe(factory)}")
-    report.extend(check_source(OutputSource(kind, factory), batch_size=batch_size,
-                               static=as_registry(static_buffers), steps=steps))
-    sample = sample_output(OutputSource(kind, factory), batch_size)
-    if sample is not None:
-        report.extend(_pp_findings(sample, pp_observer))
-    report.findings.sort(key=lambda f: f.code)
-    return report
+    registry = as_registry(static_buffers)
+    subject = f"device outputs of {describe(factory)}"
+
+    def check() -> Report:
+        source = source_of(factory)
+        kind = "factory" if source.kind == "instance" else source.kind
+        report = Report(subject)
+        report.extend(check_source(OutputSource(kind, factory), batch_size=batch_size,
+                                   static=registry, steps=steps))
+        sample = sample_output(OutputSource(kind, factory), batch_size)
+        if sample is not None:
+            report.extend(_pp_findings(sample, pp_observer))
+        report.findings.sort(key=lambda f: f.code)
+        return report
+
+    return _never_raising("AUX103", subject, factory, check)
 
 
 def check_host_output(obj: Any, *, batch_size: int | None = None) -> Report:
@@ -134,16 +179,20 @@ def check_host_output(obj: Any, *, batch_size: int | None = None) -> Report:
     from auxcheck._loop import BatchSize, _HostOnly, infer_batch_sizes, run_loop
 
     _check_batch_size(batch_size)
-    report = Report(f"host output {type_name(obj)}")
-    size = BatchSize((batch_size,)) if batch_size else infer_batch_sizes(obj)[0]
-    findings = run_loop(lambda forward: _HostOnly(obj), size=size, steps=1)
-    for finding in findings:
-        if size.how and finding.code in ("AUX202", "AUX203", "AUX204"):
-            finding = Finding(finding.code, finding.message, finding.obj, finding.hint,
-                              finding.location, "\n".join(filter(None, [size.how,
-                                                                       finding.detail])))
-        report.add(finding)
-    return report
+    subject = f"host output {type_name(obj)}"
+
+    def check() -> Report:
+        report = Report(subject)
+        size = BatchSize((batch_size,)) if batch_size else infer_batch_sizes(obj)[0]
+        for finding in run_loop(lambda forward: _HostOnly(obj), size=size, steps=1):
+            if size.how and finding.code in ("AUX202", "AUX203", "AUX204"):
+                finding = Finding(finding.code, finding.message, finding.obj, finding.hint,
+                                  finding.location, "\n".join(filter(None, [size.how,
+                                                                           finding.detail])))
+            report.add(finding)
+        return report
+
+    return _never_raising("AUX202", subject, obj, check)
 
 
 # ---------------------------------------------------------------- pipeline parallel
@@ -160,14 +209,15 @@ def _pp_findings(obj: Any, pp_observer: Any) -> list[Finding]:
                            f"but it is {_absence(to_pp)}",
                            "expected to_pp_tensors() -> Mapping[str, Tensor]", obj,
                            detail=to_pp.detail)]
+    announce("AUX402", "`to_pp_tensors` of {}", obj)
     outcome = guard(to_pp.value)
     if outcome.error is not None:
-        return [Finding.of("AUX402", f"to_pp_tensors raised {type(outcome.error).__name__}",
+        return [Finding.of("AUX402", f"to_pp_tensors raised {kind_name(outcome.error)}",
                            "expected a mapping of names to tensors", obj, detail=outcome.detail)]
-    findings = _pp_mapping_findings(obj, outcome.value)
+    tensors, findings = _pp_mapping_findings(obj, outcome.value)
     if findings or pp_observer is None:
         return findings
-    return _round_trip_findings(obj, _plain_host(obj), outcome.value, pp_observer)
+    return _round_trip_findings(obj, _plain_host(obj), tensors, pp_observer)
 
 
 def _plain_host(obj: Any) -> Any:
@@ -175,32 +225,49 @@ def _plain_host(obj: Any) -> Any:
     copy = lookup(obj, "copy_to_host")
     if not callable(copy.value):
         return None
+    announce("AUX403", "`copy_to_host` of {} (the values before transport)", obj)
     return guard(copy.value, _Recorder()).value
 
 
 def _absence(found: Outcome) -> str:
     if found.error is not None:
-        return f"unreadable ({type(found.error).__name__})"
-    return "missing" if found.value is MISSING else f"a {type(found.value).__name__}"
+        return f"unreadable ({kind_name(found.error)})"
+    return "missing" if found.value is MISSING else f"a {kind_name(found.value)}"
 
 
-def _pp_mapping_findings(obj: Any, tensors: Any) -> list[Finding]:
-    """Returns AUX402 findings for an empty mapping, a bad name or a non-tensor value."""
+def _pp_mapping_findings(obj: Any, tensors: Any) -> tuple[dict[str, Any], list[Finding]]:
+    """Returns the PP tensors as a plain dict, and AUX402 for an empty mapping, a bad name or value.
+
+    The mapping is read once, through guarded calls (its ``items()``, ``len`` and truth
+    are plugin code); names become plain ``str`` so later dict work runs no plugin code.
+    """
     expected = "expected a non-empty mapping of non-empty string names to tensors"
-    if not isinstance(tensors, Mapping):
-        return [Finding.of("AUX402", f"to_pp_tensors returned a {type(tensors).__name__}",
-                           expected, obj)]
-    if not tensors:
-        return [Finding.of("AUX402", "to_pp_tensors returned an empty mapping", expected, obj)]
-    findings = []
-    for name, value in tensors.items():
-        if not isinstance(name, str) or not name:
+    if not guard(issubclass, type(tensors), Mapping).value:
+        return {}, [Finding.of("AUX402", f"to_pp_tensors returned a {type(tensors).__name__}",
+                               expected, obj)]
+    announce("AUX402", "reading the mapping `to_pp_tensors` of {} returned", obj)
+    items = guard(lambda: list(tensors.items()))
+    if items.error is not None:
+        return {}, [Finding.of("AUX402", "items() of the mapping to_pp_tensors returned raised "
+                               f"{type(items.error).__name__}", expected, obj,
+                               detail=items.detail)]
+    if not all(type(i) is tuple and len(i) == 2 for i in items.value):
+        return {}, [Finding.of("AUX402", "items() of the mapping to_pp_tensors returned gave "
+                               "something other than (name, tensor) pairs", expected, obj)]
+    if not items.value:
+        return {}, [Finding.of("AUX402", "to_pp_tensors returned an empty mapping", expected,
+                               obj)]
+    findings, plain = [], {}
+    for name, value in items.value:
+        if not issubclass(type(name), str) or not str.__len__(name):
             findings.append(Finding.of("AUX402", f"to_pp_tensors name {describe(name)} is "
                                        "not a non-empty string", expected, obj))
         if not _is_tensor(value):
             findings.append(Finding.of("AUX402", f"to_pp_tensors value {describe(name)} is a "
                                        f"{type(value).__name__}", expected, obj))
-    return findings
+        if not findings:
+            plain[str.__str__(name)] = value
+    return plain, findings
 
 
 def _round_trip_findings(obj: Any, host: Any, tensors: Mapping[str, Any],
@@ -211,10 +278,16 @@ def _round_trip_findings(obj: Any, host: Any, tensors: Mapping[str, Any],
     if from_pp is None:
         return findings
     # The receiving stage gets fresh tensors, never the sender's storage.
-    outcome = guard(from_pp, {name: t.detach().clone() for name, t in tensors.items()})
+    fresh = guard(lambda: {name: _fresh(t) for name, t in tensors.items()})
+    if fresh.error is not None:
+        return [Finding.of("AUX402", f"a to_pp_tensors tensor cannot be copied: "
+                           f"{type(fresh.error).__name__}", "expected plain tensors SGLang "
+                           "can send to the next stage", obj, detail=fresh.detail)]
+    announce("AUX403", "`from_pp_tensors` of {}", observer)
+    outcome = guard(from_pp, fresh.value)
     if outcome.error is not None or outcome.value is None:
         seen = "returned None" if outcome.error is None else \
-            f"raised {type(outcome.error).__name__}"
+            f"raised {kind_name(outcome.error)}"
         return [Finding.of("AUX403", f"from_pp_tensors {seen}",
                            "expected an equivalent device output", observer,
                            detail=outcome.detail)]
@@ -224,12 +297,13 @@ def _round_trip_findings(obj: Any, host: Any, tensors: Mapping[str, Any],
 def _host_value_findings(obj: Any, host: Any, rebuilt: Any) -> list[Finding]:
     """Returns AUX403 when the rebuilt output copies to host values unlike the original's."""
     expected = "expected the rebuilt output to copy to the same host values"
+    announce("AUX403", "`copy_to_host` of {} (rebuilt by from_pp_tensors)", rebuilt)
     copy = lookup(rebuilt, "copy_to_host")
     outcome = guard(copy.value, _Recorder()) if callable(copy.value) else \
         Outcome(error=copy.error or TypeError("the rebuilt output has no copy_to_host"))
     if outcome.error is not None:
         return [Finding.of("AUX403", f"copying the rebuilt output raised "
-                           f"{type(outcome.error).__name__}", expected, rebuilt,
+                           f"{kind_name(outcome.error)}", expected, rebuilt,
                            detail=outcome.detail)]
     if host is None:
         return []
@@ -240,42 +314,111 @@ def _host_value_findings(obj: Any, host: Any, rebuilt: Any) -> list[Finding]:
                        expected, rebuilt)]
 
 
-def _tensor_mismatch(left: Sequence[TensorRef], right: Sequence[TensorRef]) -> str | None:
-    """Returns how two host outputs' tensors differ, or None when all are torch.equal."""
+def _fresh(tensor: Any) -> Any:
+    """Returns a copy of a PP tensor on its device, as the next stage receives it."""
+    from auxcheck._loop import covered_view
+
+    if tensor.layout != _strided() or tensor.is_nested:
+        return tensor.detach().clone()
+    view = covered_view(tensor)  # an expanded view is sent as the bytes under it
+    if view.numel() == tensor.numel():
+        return tensor.detach().clone()
+    return view.clone().as_strided(tuple(tensor.shape), tuple(tensor.stride()), 0)
+
+
+def _strided() -> Any:
     import torch
 
+    return torch.strided
+
+
+def _tensor_mismatch(left: Sequence[TensorRef], right: Sequence[TensorRef]) -> str | None:
+    """Returns how two host outputs' tensors differ, or None when all hold the same values.
+
+    Sparse tensors compare by their dense values, nested ones component by component;
+    tensors without data (meta, fake) by shape and dtype only.
+    """
     if len(left) != len(right):
         return f"{len(left)} tensors before transport, {len(right)} after"
     for (path, a), (_, b) in zip(left, right):
-        if a.shape != b.shape or a.dtype != b.dtype:
-            return f"{path} {shape_text(a)} became {shape_text(b)} after transport"
-        if not torch.equal(a, b.to(a.device)):
-            return f"{path} {shape_text(a)} holds different values after transport"
+        same = guard(_same_values, a, b)
+        if same.error is not None or same.value is False:
+            how = "" if same.error is None else f" (comparing raised {type(same.error).__name__})"
+            return f"{path} {shape_text(a)} became {shape_text(b)} after transport{how}"
     return None
+
+
+def _same_values(a: Any, b: Any) -> bool:
+    import torch
+
+    if a.is_nested or b.is_nested:
+        parts_a, parts_b = a.unbind(), b.unbind()
+        return len(parts_a) == len(parts_b) and all(
+            _same_values(x, y) for x, y in zip(parts_a, parts_b))
+    if a.dtype != b.dtype or tuple(a.shape) != tuple(b.shape):
+        return False
+    from auxcheck._loop import has_no_data
+
+    if has_no_data(a) or has_no_data(b):
+        return True  # meta and fake tensors hold no values to compare
+    dense = [t.to_dense() if t.layout != torch.strided else t for t in (a, b)]
+    return bool(torch.equal(dense[0], dense[1].to(dense[0].device)))
 
 
 # ---------------------------------------------------------------- commits
 
 
 def check_commits(batch: Any, commits: Any) -> Report:
-    """Returns AUX601 findings: commits not aligned with ``batch.reqs``, or malformed entries."""
-    report = Report(f"commits for {type_name(batch)}")
+    """Returns AUX601 findings: commits not aligned with ``batch.reqs``, or malformed entries.
+
+    ``batch``, its requests and ``commits`` are read through guarded calls: a ``len`` or
+    an iteration that raises, a field whose comparison raises, is a finding too.
+    """
+    subject = f"commits for {type_name(batch)}"
+    return _never_raising("AUX601", subject, commits, lambda: _commits_report(subject, batch,
+                                                                             commits))
+
+
+def _commits_report(subject: str, batch: Any, commits: Any) -> Report:
+    report = Report(subject)
+    announce("AUX601", "reading `reqs` of {}", batch)
     reqs = lookup(batch, "reqs")
     if reqs.error is not None or reqs.value is MISSING:
         report.add(Finding.of("AUX601", "the batch has no readable `reqs`",
                               "expected a batch whose reqs the commits align with", batch,
                               detail=reqs.detail))
         return report
-    if not isinstance(commits, Sequence) or isinstance(commits, (str, bytes)):
-        report.add(Finding.of("AUX601", f"commits is a {type(commits).__name__}",
+    kind = type(commits)
+    if not issubclass(kind, Sequence) or issubclass(kind, (str, bytes, bytearray)):
+        report.add(Finding.of("AUX601", f"commits is a {kind.__name__}",
                               "expected a sequence with one entry per request", commits))
         return report
-    requests = list(reqs.value)
-    if len(commits) != len(requests):
-        report.add(Finding.of("AUX601", f"{len(commits)} commits for {len(requests)} requests",
+    requests = guard(list, reqs.value)
+    entries = guard(list, commits)
+    for what, read, obj in (("batch.reqs", requests, batch), ("commits", entries, commits)):
+        if read.error is not None:
+            report.add(Finding.of("AUX601", f"iterating {what} raised "
+                                  f"{type(read.error).__name__}", "expected a sequence with "
+                                  "one entry per request", obj, detail=read.detail))
+    if report:
+        return report
+    length = guard(len, commits)
+    if length.value != len(entries.value):
+        seen = f"raised {type(length.error).__name__}" if length.error is not None else \
+            f"is {describe(length.value)}"
+        report.add(Finding.of("AUX601", f"len(commits) {seen} but iterating it gives "
+                              f"{len(entries.value)} entries", "expected a sequence whose "
+                              "length is its number of entries", commits, detail=length.detail))
+    if len(entries.value) != len(requests.value):
+        report.add(Finding.of("AUX601", f"{len(entries.value)} commits for "
+                              f"{len(requests.value)} requests",
                               "expected one entry per request in batch.reqs", commits))
-    for i, (req, commit) in enumerate(zip(requests, commits)):
-        report.extend(_commit_findings(i, req, commit))
+    for i, (req, commit) in enumerate(zip(requests.value, entries.value)):
+        found = guard(_commit_findings, i, req, commit)
+        report.extend(found.value if found.error is None else [Finding.of(
+            "AUX601", f"commits[{i}] could not be judged: reading it raised "
+            f"{kind_name(found.error)}", "expected None or a CommittedTokens of plain "
+            "ints", commit, detail=found.detail)])
     return report
 
 
@@ -296,7 +439,7 @@ def _commit_findings(index: int, req: Any, commit: Any) -> list[Finding]:
 
 def _looks_committed(commit: Any) -> bool:
     """Returns True for auxcheck's or SGLang's CommittedTokens (matched by name and fields)."""
-    if isinstance(commit, CommittedTokens):
+    if issubclass(type(commit), CommittedTokens):
         return True
     fields = (lookup(commit, "output_index"), lookup(commit, "token_ids"))
     return type(commit).__name__ == "CommittedTokens" and all(
@@ -304,15 +447,19 @@ def _looks_committed(commit: Any) -> bool:
 
 
 def _malformed(commit: Any) -> str | None:
-    """Returns what is wrong with a CommittedTokens' fields, or None."""
+    """Returns what is wrong with a CommittedTokens' fields, or None.
+
+    Fields must be of the exact builtin types (an int subclass can override its
+    comparisons, a tuple subclass its length), as SGLang builds them.
+    """
     index, tokens = commit.output_index, commit.token_ids
-    if not isinstance(index, int) or isinstance(index, bool) or index < 0:
+    if type(index) is not int or index < 0:
         return f"has output_index {describe(index)}, not an int >= 0"
-    if not isinstance(tokens, tuple):
+    if type(tokens) is not tuple:
         return f"has token_ids of type {type(tokens).__name__}, not a tuple"
     if not tokens:
         return "has an empty token_ids tuple"
-    if any(not isinstance(t, int) or isinstance(t, bool) for t in tokens):
+    if any(type(t) is not int for t in tokens):
         return "has a token id that is not an int"
     return None
 
@@ -321,15 +468,17 @@ def _misaligned(req: Any, commit: Any) -> str | None:
     """Returns how ``commit`` disagrees with ``req``'s visible output, or None."""
     from auxcheck._scheduler import visible_output_len
 
-    try:
-        visible = visible_output_len(req)
-    except Exception:  # noqa: BLE001 - not a request we can judge
-        return None
+    announce("AUX601", "reading the visible output of request {}", req)
+    seen = guard(visible_output_len, req)
+    if seen.error is not None or type(seen.value) is not int:
+        return None  # not a request we can judge
+    visible = seen.value
     expected = visible - len(commit.token_ids)
     if commit.output_index != expected:
+        rid = guard(getattr, req, "rid", req)
         return (f"has output_index {commit.output_index}, but request "
-                f"{describe(getattr(req, 'rid', req))} shows {visible} visible tokens, "
-                f"so {len(commit.token_ids)} new ones start at {expected}")
+                f"{describe(rid.value if rid.error is None else req)} shows {visible} "
+                f"visible tokens, so {len(commit.token_ids)} new ones start at {expected}")
     return None
 
 

@@ -206,3 +206,17 @@ def test_pp_pop_raises_runtime_error_on_bad_transport(
         pop_auxiliary_output_from_pp_tensors(tensors, observer)
     assert str(info.value) == message
     assert list(tensors) == [f"{PP_OUTPUT_PREFIX}x"]
+
+
+class _ClassRaises:
+    @property  # type: ignore[misc]
+    def __class__(self) -> type:  # type: ignore[override]
+        raise SystemExit("__class__")
+
+
+def test_append_never_reads_a_plugin_outputs_class_attribute() -> None:
+    """The reference append type-tests by type(), so a raising __class__ property is just a leaf."""
+    first, second = _ClassRaises(), _ClassRaises()
+    composite = append_auxiliary_output(first, second)
+    assert type(composite) is CompositeDeviceAuxiliaryOutput
+    assert composite.outputs == (first, second)

@@ -17,9 +17,37 @@ class RaisingRepr:
         raise RuntimeError("repr is broken")
 
 
-class InterruptedRepr:
+class ExitingRepr:
     def __repr__(self) -> str:
-        raise KeyboardInterrupt
+        raise SystemExit(3)
+
+
+class HangingRepr:
+    def __repr__(self) -> str:
+        while True:
+            pass
+
+
+class HugeRepr:
+    def __repr__(self) -> str:
+        return "x" * (1 << 28)
+
+
+class HostileMeta(type):
+    def __getattribute__(cls, name: str) -> Any:
+        if name in ("__qualname__", "__name__", "__module__"):
+            raise RuntimeError("no name")
+        return super().__getattribute__(name)
+
+
+class HostileClass(metaclass=HostileMeta):
+    pass
+
+
+class HostileDunderClass:
+    @property  # type: ignore[misc]
+    def __class__(self) -> type:  # type: ignore[override]
+        raise RuntimeError("no class")
 
 
 def test_finding_of_takes_the_hint_and_title_from_the_rule_table() -> None:
@@ -56,19 +84,33 @@ def test_a_finding_as_json_data_describes_its_object() -> None:
 
 @pytest.mark.parametrize(("obj", "expected"), [
     pytest.param([1, 2], "[1, 2]", id="short"),
+    pytest.param((7,), "(7,)", id="one-tuple"),
     pytest.param("x" * 100, "'" + "x" * 76 + "...", id="truncated"),
-    pytest.param(RaisingRepr(), "<RaisingRepr object; repr raised RuntimeError>",
-                 id="raising-repr"),
+    pytest.param("x" * (1 << 26), "'" + "x" * 76 + "...", id="huge-text-sliced-first"),
+    pytest.param(10**5000, "<a very large int>", id="int-too-large-for-repr"),
+    pytest.param(list(range(100)), "[0, 1, 2, 3, 4, 5, ...]", id="long-list"),
+    pytest.param(describe, "<function auxcheck.report.describe>", id="function"),
 ])
-def test_describe_never_raises_and_stays_short(obj: Any, expected: str) -> None:
-    """describe returns a repr of at most 80 characters, even when __repr__ raises."""
+def test_describe_shows_plain_values_and_stays_short(obj: Any, expected: str) -> None:
+    """describe shows builtin values by repr, functions by name, at most 80 characters."""
     assert describe(obj) == expected
 
 
-def test_describe_lets_a_keyboard_interrupt_through() -> None:
-    """Ctrl-C inside a plugin's __repr__ stops the run instead of becoming a description."""
-    with pytest.raises(KeyboardInterrupt):
-        describe(InterruptedRepr())
+@pytest.mark.parametrize("obj", [
+    pytest.param(RaisingRepr(), id="raising-repr"),
+    pytest.param(ExitingRepr(), id="system-exit-repr"),
+    pytest.param(HangingRepr(), id="hanging-repr"),
+    pytest.param(HugeRepr(), id="quarter-gigabyte-repr"),
+    pytest.param(HostileDunderClass(), id="class-property-raises"),
+])
+def test_describe_never_runs_a_plugins_repr(obj: Any) -> None:
+    """A plugin object shows as its type and identity: its __repr__ may hang, raise or be huge."""
+    assert describe(obj) == f"<{__name__}.{type(obj).__qualname__} object at {id(obj):#x}>"
+
+
+def test_describe_reads_a_class_name_past_a_metaclass_property() -> None:
+    """A class whose metaclass hides __qualname__ behind a raising property is still named."""
+    assert describe(HostileClass) == f"<class {__name__}.HostileClass>"
 
 
 def report_of(*codes: str) -> Report:

@@ -1,0 +1,434 @@
+"""Hostile implementations, leaves and fixture values: the properties, the machine and
+``pytest --auxcheck`` report findings of the right rule, never a crash or a stray traceback."""
+
+from __future__ import annotations
+
+import itertools
+import sys
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+# torch cannot be imported twice in one process: import what pytester runs use up front.
+import pytest
+import torch
+from hypothesis import Phase, settings
+from hypothesis import strategies as st
+
+import auxcheck._suite
+import auxcheck.machine  # noqa: F401
+from auxcheck import protocols
+from auxcheck.errors import ContractViolation, InvalidArgument
+from auxcheck.machine import run_machine
+from auxcheck.properties import (
+    REFERENCE,
+    Implementation,
+    check_broadcast,
+    check_copy_once,
+    check_flattening,
+    check_frozen,
+    check_order,
+    load_implementation,
+    property_tests,
+    run_properties,
+)
+from auxcheck.strategies import RecordingDeviceOutput
+
+pytest_plugins = ["pytester"]
+
+Dev = protocols.CompositeDeviceAuxiliaryOutput
+HostC = protocols.CompositeHostAuxiliaryOutput
+
+
+def raises(exc: BaseException) -> Callable[..., Any]:
+    def hostile(*args: Any, **kwargs: Any) -> Any:
+        raise exc
+    return hostile
+
+
+def leaves(n: int = 3) -> list[RecordingDeviceOutput]:
+    return [RecordingDeviceOutput(label, [torch.arange(2)]) for label in "abc"[:n]]
+
+
+def joining(make: Callable[[Any, Any], Any], dev: type = Dev, host: type = HostC) -> Implementation:
+    """Returns an implementation whose append is ``make(current, output)`` once both are set."""
+    def append(current: Any, output: Any) -> Any:
+        if current is None or output is None:
+            return output if current is None else current
+        return make(current, output)
+    return Implementation("hostile", append, dev, host)
+
+
+def flat(current: Any, output: Any) -> tuple[Any, ...]:
+    return protocols._children(current) + protocols._children(output)
+
+
+class ClassRaises:
+    @property  # type: ignore[misc]
+    def __class__(self) -> type:  # type: ignore[override]
+        raise SystemExit("__class__")
+
+
+class CopyExits(Dev):
+    def copy_to_host(self, copy_tensor: Any) -> Any:
+        raise GeneratorExit
+
+
+class OutputsExit:
+    def __init__(self, outputs: Any = ()) -> None:
+        pass
+
+    @property
+    def outputs(self) -> Any:
+        raise SystemExit(6)
+
+
+class EndlessOutputs(OutputsExit):
+    @property
+    def outputs(self) -> Any:
+        return itertools.count()
+
+
+class SetattrExits:
+    __slots__ = ("outputs",)
+
+    def __init__(self, outputs: Any) -> None:
+        object.__setattr__(self, "outputs", tuple(outputs))
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise SystemExit(7)
+
+    def copy_to_host(self, copy_tensor: Any) -> Any:
+        return HostC(tuple(o.copy_to_host(copy_tensor) for o in self.outputs))
+
+
+class Unreadable:
+    def __getattribute__(self, name: str) -> Any:
+        raise SystemExit(name)
+
+
+class CopyToUnreadable(Dev):
+    def copy_to_host(self, copy_tensor: Any) -> Any:
+        for output in self.outputs:
+            output.copy_to_host(copy_tensor)
+        return Unreadable()
+
+
+def holding_itself(current: Any, output: Any) -> Any:
+    composite = Dev(())
+    object.__setattr__(composite, "outputs", (composite,))
+    return composite
+
+
+IMPLEMENTATIONS = [
+    pytest.param(joining(raises(SystemExit(3))), check_flattening, "AUX301",
+                 "append_auxiliary_output(current, output) raised SystemExit",
+                 id="append-raises-SystemExit"),
+    pytest.param(joining(raises(BaseException("bare"))), check_copy_once, "AUX304",
+                 "raised BaseException", id="append-raises-BaseException"),
+    pytest.param(joining(lambda c, o: ClassRaises()), check_flattening, "AUX301",
+                 "returned a ClassRaises, not a device output",
+                 id="append-returns-a-raising-__class__"),
+    pytest.param(joining(lambda c, o: CopyExits(flat(c, o)), dev=CopyExits), check_copy_once,
+                 "AUX304", "copy_to_host(copy_tensor) raised GeneratorExit",
+                 id="composite-copy-raises-GeneratorExit"),
+    pytest.param(joining(lambda c, o: OutputsExit(), dev=OutputsExit), check_flattening,
+                 "AUX301", "reading the children (`outputs`) of the composite OutputsExit "
+                 "raised SystemExit", id="children-property-raises-SystemExit"),
+    pytest.param(joining(lambda c, o: EndlessOutputs(), dev=EndlessOutputs), check_flattening,
+                 "AUX301", "`outputs` yields more than 10000 children",
+                 id="children-never-end"),
+    pytest.param(joining(lambda c, o: SetattrExits(flat(c, o)), dev=SetattrExits),
+                 check_frozen, "AUX306", "setting SetattrExits.outputs raised SystemExit",
+                 id="frozen-check-setattr-raises-SystemExit"),
+    pytest.param(joining(lambda c, o: CopyToUnreadable(flat(c, o)), dev=CopyToUnreadable),
+                 lambda impl, ops: check_broadcast(impl, ops, object(), []), "AUX305",
+                 "looking up `consume` on", id="host-composite-lookup-raises-SystemExit"),
+    pytest.param(joining(holding_itself), check_order, "AUX301",
+                 "holds itself among its descendants", id="composite-inside-itself"),
+]
+
+
+@pytest.mark.parametrize(("impl", "check", "code", "seen"), IMPLEMENTATIONS)
+def test_a_hostile_implementation_gets_a_finding_of_the_broken_rule(
+    impl: Implementation, check: Callable[..., None], code: str, seen: str
+) -> None:
+    """Whatever the implementation raises or returns, the check raises ContractViolation."""
+    with pytest.raises(ContractViolation) as info:
+        check(impl, leaves())
+    finding = info.value.report.findings[0]
+    assert (finding.code, seen in finding.message) == (code, True), finding.message
+
+
+@pytest.mark.parametrize("exc", [
+    pytest.param(SystemExit(3), id="SystemExit"),
+    pytest.param(GeneratorExit(), id="GeneratorExit"),
+    pytest.param(BaseException("bare"), id="bare-BaseException"),
+])
+def test_a_base_exception_in_the_hypothesis_body_is_a_finding_before_hypothesis_sees_it(
+    exc: BaseException
+) -> None:
+    """Hypothesis re-raises SystemExit as itself and stops at BaseException: it never sees one."""
+    impl = joining(raises(exc))
+    tests = {t.name: t for t in property_tests(impl, max_examples=3)}
+    with pytest.raises(ContractViolation) as info:
+        tests["check_flattening"].test()
+    assert info.value.report.codes == ["AUX301"]
+    assert run_machine(impl, max_examples=3).codes == ["AUX303"]
+
+
+class Leaf:
+    def __init__(self) -> None:
+        self.rows = torch.zeros(3, 2)
+
+    def copy_to_host(self, copy_tensor: Any) -> Any:
+        copy_tensor(self.rows)
+        return self
+
+    def consume(self, batch: Any, commits: Any) -> None:
+        return None
+
+
+def leaf(**members: Any) -> type:
+    return type("HostileLeaf", (Leaf,), members)
+
+
+@pytest.mark.parametrize(("strategy", "code"), [
+    pytest.param(st.builds(leaf(__init__=raises(SystemExit(2)))), "AUX103",
+                 id="constructor-raises-SystemExit"),
+    pytest.param(st.just(1).map(raises(BaseException("map"))), "AUX103",
+                 id="map-raises-BaseException"),
+    pytest.param(st.builds(leaf(__getattribute__=raises(SystemExit(3)))), "AUX101",
+                 id="every-attribute-raises-SystemExit"),
+    pytest.param(st.builds(leaf(consume=None)), "AUX201", id="consume-is-not-callable"),
+])
+def test_a_hostile_user_leaf_is_blamed_with_its_own_code(strategy: Any, code: str) -> None:
+    """A user's leaves that cannot be drawn or copied give their own code, in every property."""
+    fixed = settings(max_examples=10, derandomize=True, database=None, deadline=None,
+                     phases=[Phase.explicit, Phase.generate])
+    assert set(run_properties(REFERENCE, leaves=strategy, profile=fixed).codes) == {code}
+
+
+@pytest.mark.parametrize(("source", "message"), [
+    pytest.param("raise SystemExit(4)\n", "importing hostile_mod raised SystemExit (4); fix the "
+                 "module", id="import-raises-SystemExit"),
+    pytest.param("def __getattr__(name):\n    raise SystemExit(5)\n",
+                 "looking up append_auxiliary_output raised SystemExit", id="getattr-exits"),
+    pytest.param("from auxcheck.protocols import *\nCompositeDeviceAuxiliaryOutput = len\n",
+                 "its device_composite is a value of type builtin_function_or_method, not a "
+                 "class", id="composite-is-not-a-class"),
+])
+def test_an_implementation_module_that_cannot_be_used_is_an_invalid_argument(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, source: str, message: str
+) -> None:
+    """--auxcheck-impl=module: a module that exits, or a composite that is no class, is a usage error."""
+    (tmp_path / "hostile_mod.py").write_text(source)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "hostile_mod", raising=False)
+    with pytest.raises(InvalidArgument) as info:
+        load_implementation("hostile_mod")
+    assert message in str(info.value)
+
+
+# ---------------------------------------------------------------- pytest --auxcheck
+
+HOSTILE = textwrap.dedent("""
+    import torch
+    from hypothesis import strategies as st
+
+    def raises(exc):
+        def hostile(*args, **kwargs):
+            raise exc
+        return hostile
+
+    class Host:
+        def consume(self, batch, commits):
+            return None
+
+    class Good:
+        def __init__(self, *args):
+            self.rows = torch.zeros(3, 2)
+        def copy_to_host(self, copy_tensor):
+            copy_tensor(self.rows)
+            return Host()
+
+    def output(**members):
+        return type("Hostile", (Good,), members)
+
+    class Unreadable:
+        __getattribute__ = raises(SystemExit(5))
+
+    class ExitingHost:
+        consume = raises(GeneratorExit())
+
+    class Observer:
+        is_active = raises(SystemExit(7))
+
+    class Forward:
+        def after_forward(self, batch, forward_batch, logits, *, can_run_graph):
+            return Unreadable()
+
+    class PPObserver:
+        from_pp_tensors = raises(SystemExit(8))
+
+    class PP(Good):
+        def to_pp_tensors(self):
+            return {"rows": self.rows}
+
+    class Buffers(list):
+        __iter__ = raises(SystemExit(9))
+
+    DEVICE = {
+        "copy-exits": output(copy_to_host=raises(SystemExit(3))),
+        "copy-bare": output(copy_to_host=raises(BaseException("bare"))),
+        "consume-generator-exit": output(copy_to_host=lambda self, copy: ExitingHost()),
+        "class-raises": output(__class__=property(raises(SystemExit(4)))),
+        "repr-exits": output(__repr__=raises(SystemExit(6))),
+        "unreadable": Unreadable,
+    }
+    STRATEGIES = {
+        "builds-exits": st.builds(output(__init__=raises(SystemExit(2)))),
+        "map-bare": st.just(1).map(raises(BaseException("map"))),
+    }
+""")
+
+CONFTESTS = {
+    "device": """
+        @pytest.fixture(params=sorted(hostile.DEVICE) + ["factory-bare"])
+        def auxcheck_device_output(request):
+            if request.param == "factory-bare":
+                return hostile.raises(BaseException("factory"))
+            return hostile.DEVICE[request.param]()
+    """,
+    "strategy": """
+        @pytest.fixture(params=sorted(hostile.STRATEGIES))
+        def auxcheck_device_output(request):
+            return hostile.STRATEGIES[request.param]
+    """,
+    "sampling": """
+        @pytest.fixture
+        def auxcheck_sampling_observer():
+            return hostile.Observer()
+    """,
+    "forward": """
+        @pytest.fixture
+        def auxcheck_forward_observer():
+            return hostile.Forward()
+    """,
+    "pp": """
+        @pytest.fixture
+        def auxcheck_device_output():
+            return hostile.PP()
+        @pytest.fixture
+        def auxcheck_pp_observer():
+            return hostile.PPObserver()
+    """,
+    "static": """
+        @pytest.fixture
+        def auxcheck_device_output():
+            return hostile.Good()
+        @pytest.fixture
+        def auxcheck_static_buffers():
+            return hostile.Buffers([1])
+    """,
+}
+
+FAILS = {
+    "device::auxcheck::auxcheck_device_output::AUX101-copy-to-host-callable[unreadable]",
+    "device::auxcheck::auxcheck_device_output::AUX103-copy-to-host-result[copy-bare]",
+    "device::auxcheck::auxcheck_device_output::AUX103-copy-to-host-result[copy-exits]",
+    "device::auxcheck::auxcheck_device_output::AUX103-copy-to-host-result[factory-bare]",
+    ("device::auxcheck::auxcheck_device_output::AUX202-consume-valid-commits"
+     "[consume-generator-exit]"),
+    "forward::auxcheck::auxcheck_forward_observer::AUX101-published-output",
+    "sampling::auxcheck::auxcheck_sampling_observer::AUX102-observer-hooks",
+    "pp::auxcheck::auxcheck_device_output::AUX403-pp-round-trip",
+    "static::auxcheck::auxcheck_device_output::AUX110-static-buffer-alias",
+    "strategy::auxcheck::auxcheck_device_output::AUX103-copy-to-host-result[builds-exits]",
+    "strategy::auxcheck::auxcheck_device_output::AUX103-copy-to-host-result[map-bare]",
+}
+"""Every item that fails: one per hostile value, the item of the rule it breaks."""
+
+PROFILE = textwrap.dedent("""
+    from hypothesis import Phase, settings
+    settings.register_profile("tiny", max_examples=3, deadline=None, database=None,
+                              phases=[Phase.explicit, Phase.generate])
+""")
+
+
+def failed_ids(result: pytest.RunResult) -> set[str]:
+    return {line.split()[1] for line in result.outlines if line.startswith("FAILED ")}
+
+
+def test_hostile_fixture_values_fail_only_the_item_of_their_rule(
+    pytester: pytest.Pytester
+) -> None:
+    """Each hostile value fails its rule's item with the finding; no INTERNALERROR, no crash."""
+    pytester.makepyfile(hostile=HOSTILE)
+    pytester.syspathinsert()
+    pytester.makeconftest(PROFILE)
+    for folder, body in CONFTESTS.items():
+        pytester.mkpydir(folder)
+        text = "import pytest\nimport hostile\n" + textwrap.dedent(body)
+        (pytester.path / folder / "conftest.py").write_text(text)
+    result = pytester.runpytest_inprocess("--auxcheck", "--auxcheck-profile=tiny",
+                                          "-p", "no:randomly", "-rf", "--tb=short",
+                                          "-k", "not impl and not imports")
+    assert failed_ids(result) == FAILS
+    text = result.stdout.str()
+    assert "INTERNALERROR" not in text and "Traceback" not in text
+    for item in FAILS:
+        code = item.rpartition("::")[2][:6]
+        assert f"{code} " in result.stdout.str().split(item.rpartition("::")[2])[1][:400]
+
+
+HOSTILE_IMPL = textwrap.dedent("""
+    from dataclasses import dataclass
+    from auxcheck.protocols import CompositeHostAuxiliaryOutput
+
+    @dataclass
+    class CompositeDeviceAuxiliaryOutput:
+        outputs: tuple
+        def copy_to_host(self, copy_tensor):
+            raise SystemExit(5)
+        def __setattr__(self, name, value):
+            raise GeneratorExit()
+        @property
+        def __class__(self):
+            raise BaseException("class")
+
+    def append_auxiliary_output(current, output):
+        if current is None and output is None:
+            raise SystemExit(3)
+        if current is None or output is None:
+            return output if current is None else current
+        return CompositeDeviceAuxiliaryOutput((current, output))
+""")
+
+
+def test_a_hostile_impl_module_fails_every_impl_item_with_a_finding(
+    pytester: pytest.Pytester
+) -> None:
+    """--auxcheck-impl=module whose every part raises BaseExceptions: eight failing items."""
+    pytester.makepyfile(hostile_impl=HOSTILE_IMPL)
+    pytester.syspathinsert()
+    pytester.makeconftest(PROFILE)
+    result = pytester.runpytest_inprocess("--auxcheck", "--auxcheck-profile=tiny",
+                                          "-p", "no:randomly", "--tb=short",
+                                          "--auxcheck-impl=hostile_impl", "-k", "impl")
+    result.assert_outcomes(failed=8)
+    text = result.stdout.str()
+    assert "INTERNALERROR" not in text and "Traceback" not in text
+    result.stdout.fnmatch_lines(["AUX303 append mishandled None",
+                                 ("  seen:     append_auxiliary_output(current, output) raised "
+                                  "SystemExit*")])
+
+
+def test_an_impl_module_that_exits_on_import_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    """A module raising SystemExit at import is named in a usage error, never a silent exit."""
+    pytester.makepyfile(exits_on_import="raise SystemExit(0)\n")
+    pytester.syspathinsert()
+    result = pytester.runpytest_inprocess("--auxcheck", "--auxcheck-impl=exits_on_import")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*importing exits_on_import raised SystemExit (0); fix*"])
