@@ -13,6 +13,7 @@ import pytest
 from test_migrate_scan import BROKEN, PYTHON, Broken, write_broken
 
 from auxcheck._check import CheckOptions, StageResult, mypy_config, plugin_packages, run_stages
+from auxcheck.cli._common import UsageError
 from auxcheck.cli.check import check_impl, check_profile, main, render_json, render_table
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -388,6 +389,29 @@ def test_implementations_the_suite_can_load_are_accepted(tmp_path: Path, spec: s
         "from auxcheck.protocols import (CompositeDeviceAuxiliaryOutput, "
         "CompositeHostAuxiliaryOutput, append_auxiliary_output)\n")
     check_impl(spec, tmp_path)
+
+
+@pytest.mark.parametrize(("body", "message"), [
+    pytest.param("import os\nos._exit(0)\n",
+                 "--impl: importing 'hostile_impl' exited 0 before it could be checked",
+                 id="os-exit-0-at-import"),
+    pytest.param("import os\nos.abort()\n",
+                 "--impl: importing 'hostile_impl' was killed by SIGABRT before it could be checked",
+                 id="abort-at-import"),
+    pytest.param("import time\nwhile True:\n    time.sleep(0.05)\n",
+                 "--impl: importing 'hostile_impl' did not finish within its --timeout and was "
+                 "killed before it could be checked", id="hang-at-import"),
+    pytest.param("raise SystemExit(5)\n",
+                 "--impl: implementation 'hostile_impl': importing hostile_impl raised "
+                 "SystemExit (5); fix the module so that it imports", id="system-exit-at-import"),
+])
+def test_an_impl_module_that_ends_or_hangs_its_import_is_a_usage_error_not_our_exit(
+        tmp_path: Path, body: str, message: str) -> None:
+    """The --impl module is the user's code: it is imported in a bounded child process."""
+    (tmp_path / "hostile_impl.py").write_text("print('hello from the module')\n" + body)
+    with pytest.raises(UsageError) as caught:
+        check_impl("hostile_impl", tmp_path, timeout=3)
+    assert str(caught.value).startswith(message)
 
 
 @pytest.mark.parametrize("name", ["auxcheck-default", "auxcheck-ci", "ci", "my_profile.v2"])

@@ -25,9 +25,11 @@ __all__ = [
     "add_format",
     "add_jobs",
     "add_release_options",
+    "add_timeout",
     "one_version",
     "positive_int",
     "run_command",
+    "seconds",
 ]
 
 
@@ -99,6 +101,25 @@ def positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"invalid value {text!r}; expected a whole number >= 1")
     return value
+
+
+def seconds(text: str) -> float:
+    """Returns ``text`` as a number of seconds >= 0 (0: no limit); raises ArgumentTypeError
+    saying what it got."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value >= 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"invalid value {text!r}; expected a number of seconds "
+                                         ">= 0, such as 60 or 2.5 (0: no limit)")
+    return value
+
+
+def add_timeout(parser: argparse.ArgumentParser, *, default: float, help: str) -> None:
+    """Adds ``--timeout SECONDS`` (a number >= 0, 0 meaning no limit) with ``default``."""
+    parser.add_argument("--timeout", type=seconds, default=default, metavar="SECONDS",
+                        help=f"{help} (default: {default:g}; 0: no limit)")
 
 
 def add_jobs(parser: argparse.ArgumentParser, *, help: str,

@@ -25,6 +25,7 @@ from auxcheck.cli._common import (
     add_format,
     add_jobs,
     add_release_options,
+    add_timeout,
     run_command,
 )
 
@@ -32,6 +33,7 @@ __all__ = [
     "DESCRIPTION",
     "check_impl",
     "check_profile",
+    "impl_problem",
     "jobs_warnings",
     "main",
     "progress_finished",
@@ -117,7 +119,7 @@ def _parser() -> CommandParser:
     parser = CommandParser(
         prog=PROG, description=DESCRIPTION,
         usage="auxcheck check [-h] [--format {text,json}] [-q] [--skip STAGE] [-j N] "
-              "[--impl IMPL] [--profile NAME] [--sglang VERSIONS] [--wheel WHEEL] "
+              "[--impl IMPL] [--profile NAME] [--timeout SECONDS] [--sglang VERSIONS] [--wheel WHEEL] "
               "[--source DIR] [--offline] [--cache DIR] PATH [-- PYTEST_ARGS...]",
         epilog="Arguments after `--` go to the contract stage's pytest, e.g. -- -k AUX104. "
                "Each stage's start and end is said on stderr.")
@@ -139,6 +141,10 @@ def _parser() -> CommandParser:
     parser.add_argument("--profile", default=None, metavar="NAME",
                         help="the Hypothesis profile of the contract suite: auxcheck-default, "
                              "auxcheck-ci, or one the project's conftest registers")
+    add_timeout(parser, default=900.0,
+                help="seconds the mypy stage and the contract stage may each run (they run "
+                     "the project's code: its mypy plugins, its conftest and fixtures); a "
+                     "stage still running then is killed, with its process group, and fails")
     group = add_release_options(parser, title="SGLang releases (the sglang stage)", checked=True)
     group.add_argument("--sglang", action="append", default=[], metavar="VERSIONS",
                        help="releases to check against, comma-separated (repeatable), e.g. "
@@ -173,23 +179,84 @@ def _importable(path: Path) -> Iterator[None]:
         sys.path[:] = saved
 
 
-def check_impl(spec: str, path: Path) -> None:
-    """Raises UsageError naming ``--impl`` when the contract suite in ``path`` could not load
-    ``spec``: loaded here as the suite loads it (``auto`` and ``reference`` always load)."""
-    if spec in ("auto", "reference"):
-        return
+_IMPL_MARK = "\x00auxcheck-impl-problem:"
+"""Starts the line on which the ``--impl`` probe reports (plugin code may print too)."""
+
+_IMPL_PROBE = """\
+import os, sys
+from auxcheck.cli.check import impl_problem
+problem = impl_problem(sys.argv[1])
+sys.stdout.write("\\n" + {mark!r} + (problem or "") + "\\n")
+sys.stdout.flush()
+os._exit(0)
+"""
+
+
+def impl_problem(spec: str) -> str | None:
+    """Returns why the implementation ``spec`` cannot be loaded, or None when it loads.
+
+    Run by :func:`check_impl` in a child process for a module spec, so that the module's
+    own code (an ``os._exit``, an abort, a hang) cannot end or stall ``auxcheck check``.
+    """
     from auxcheck.errors import InvalidArgument
     from auxcheck.properties import load_implementation
     from auxcheck.releases import ReleaseError
 
-    with _importable(path):
-        try:
-            load_implementation(spec)
-        except (InvalidArgument, ReleaseError) as exc:
-            raise UsageError(f"--impl: {exc}") from None
-        except Exception as exc:  # noqa: BLE001 - the user's module raised on import
-            raise UsageError(f"--impl: importing {spec!r} raised {type(exc).__name__}: "
-                             f"{exc}") from None
+    try:
+        load_implementation(spec)
+    except (InvalidArgument, ReleaseError) as exc:
+        return str(exc)
+    except BaseException as exc:  # the user's module raised (SystemExit included) on import
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        return f"importing {spec!r} raised {type(exc).__name__}: {exc}"
+    return None
+
+
+def check_impl(spec: str, path: Path, *, timeout: float = 0) -> None:
+    """Raises UsageError naming ``--impl`` when the contract suite in ``path`` could not load
+    ``spec``: loaded as the suite loads it (``auto`` and ``reference`` always load).
+
+    A release (``sglang==X``) is read from its wheel here; a module is the user's code and
+    is imported in a child process bounded by ``timeout`` seconds (0: none), the way the
+    contract stage imports it, so its exits and hangs are reported, not suffered.
+    """
+    if spec in ("auto", "reference"):
+        return
+    from auxcheck.errors import InvalidArgument
+    from auxcheck.properties import release_version
+
+    try:
+        release = release_version(spec)
+    except InvalidArgument as exc:
+        raise UsageError(f"--impl: {exc}") from None
+    if release is not None:
+        with _importable(path):
+            problem = impl_problem(spec)
+    else:
+        problem = _probe_impl(spec, path, timeout)
+    if problem is not None:
+        raise UsageError(f"--impl: {problem}")
+
+
+def _probe_impl(spec: str, path: Path, timeout: float) -> str | None:
+    import os
+
+    from auxcheck._child import run_bounded
+
+    src = source_root(path)
+    entries = [str(path)] + ([str(src)] if src is not None else [])
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(entries + [p for p in sys.path if p])
+    done = run_bounded([sys.executable, "-c", _IMPL_PROBE.format(mark=_IMPL_MARK), spec],
+                       cwd=path, env=env, timeout=timeout)
+    for line in reversed(done.output.splitlines()):
+        if line.startswith(_IMPL_MARK):
+            return line[len(_IMPL_MARK):] or None
+    tail = "; ".join(done.output.strip().splitlines()[-3:])
+    return (f"importing {spec!r} {done.text()} before it could be checked"
+            + (f" (its last output: {tail})" if tail else "")
+            + "; make the module importable without side effects")
 
 
 def check_profile(name: str) -> None:
@@ -243,12 +310,12 @@ def _request(argv: list[str]) -> _Request:
     if args.profile is not None:
         check_profile(args.profile)
     if args.impl is not None:
-        check_impl(args.impl, path.resolve())
+        check_impl(args.impl, path.resolve(), timeout=args.timeout)
     options = CheckOptions(path.resolve(), frozenset(args.skip), args.jobs, args.impl,
                            args.profile, stream=args.format == "text" and not args.quiet,
                            pytest_args=tuple(extra), releases=releases,
                            wheels=tuple(args.wheel), sources=tuple(args.source),
-                           cache=args.cache, offline=args.offline)
+                           cache=args.cache, offline=args.offline, timeout=args.timeout)
     return _Request(options, args.format, path)
 
 

@@ -1,4 +1,10 @@
-"""``auxcheck validate MODULE:ATTR...``: runs the runtime contract checks on plugin objects."""
+"""``auxcheck validate MODULE:ATTR...``: runs the runtime contract checks on plugin objects.
+
+The plugin's code (its import, its factories, every check) runs in worker processes
+(:mod:`auxcheck._child`), never in this one: an ``os._exit``, a signal, a hang or a print
+to stdout in plugin code becomes a finding blamed on the plugin call that was running,
+and cannot decide the exit status, corrupt ``--format json`` or stop the other targets.
+"""
 
 from __future__ import annotations
 
@@ -8,34 +14,47 @@ import inspect
 import json
 import os
 import sys
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from auxcheck._text import plural
 from auxcheck.cli._common import (
     CommandParser,
     UsageError,
     add_format,
+    add_timeout,
     positive_int,
     run_command,
 )
 from auxcheck.errors import InvalidArgument
-from auxcheck.report import Report
+from auxcheck.report import Finding, Report, describe
 
-__all__ = ["DESCRIPTION", "main"]
+if TYPE_CHECKING:
+    from auxcheck._child import Channel, Unit
+
+__all__ = ["DESCRIPTION", "main", "prepare", "serve"]
 
 DESCRIPTION = (
     "Load each MODULE:ATTR (calling it first when it is a class or a zero-argument "
     "factory function) and check it against the auxiliary-output contract: as a device "
     "output when it has copy_to_host (or nothing else it could be), as a host output when "
     "it has consume, as a sampling observer when it has after_sample (driven through "
-    "SGLang's step loop), as a forward observer when it has after_forward. Exit status: 0 "
+    "SGLang's step loop), as a forward observer when it has after_forward. Each target is "
+    "loaded and checked in a process of its own: plugin code that ends the process "
+    "(os._exit, a signal) or runs past --timeout is a finding under the rule of the call "
+    "that was running, and the other targets are still checked. Exit status: 0 "
     "when clean (notes such as AUX106 included), 1 on findings, 2 on usage errors."
 )
 
 _OBSERVER_HOOKS = ("is_active", "before_grammar", "after_sample")
 PROG = "auxcheck validate"
+TIMEOUT = 60.0
+"""The default of ``--timeout``: seconds each target's loading and checks may take."""
+_LOAD_CODE = "AUX101"
+"""The rule blamed when loading a target (its import, its factory) ends the process."""
+_OPTIONS_KEY = "options"
+"""The phase key of loading --pp-observer and --static-buffers: shared by every target."""
+_TAIL_LINES = 12
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -45,10 +64,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _main(argv: list[str]) -> int:
     options = _parser().parse_args(argv)
-    with _import_path(options.path):
-        reports = _run(options)
-    _print(reports, options.format)
-    return 0 if all(report.ok for report in reports) else 1
+    ignored = _ignored(options.ignore)
+    for spec in [*options.targets, options.pp_observer, options.static_buffers]:
+        if spec is not None:
+            _split(spec)
+    results = _run(options, ignored)
+    _print(results, options.format)
+    return 0 if all(result.report.ok for result in results) else 1
 
 
 def _parser() -> CommandParser:
@@ -57,7 +79,9 @@ def _parser() -> CommandParser:
                         help="object or zero-argument factory to check")
     add_format(parser, ("text", "json"), help="report format (default: text)")
     parser.add_argument("--ignore", action="append", default=[], metavar="CODES",
-                        help="rule codes or families to ignore, e.g. AUX104,AUX4")
+                        help="rule codes or families to ignore, e.g. AUX104,AUX4 (a target "
+                        "whose code ended the process or ran past --timeout is reported "
+                        "all the same)")
     parser.add_argument("--pp-observer", metavar="MODULE:ATTR",
                         help="observer (or factory) whose from_pp_tensors receives PP tensors; "
                         "checks device outputs in pipeline-parallel mode")
@@ -70,32 +94,146 @@ def _parser() -> CommandParser:
     parser.add_argument("--path", action="append", default=[], metavar="DIR",
                         help="directory to put first on sys.path (repeatable; the current "
                         "directory is always importable)")
+    add_timeout(parser, default=TIMEOUT,
+                help="seconds each target may take, from its import to its last check; a "
+                "target still running then is killed and reported under the rule of the "
+                "call that hung")
     return parser
 
 
-@contextmanager
-def _import_path(dirs: Sequence[str]) -> Iterator[None]:
-    """Puts ``dirs`` and the current directory first on sys.path, restoring it afterwards."""
-    saved = list(sys.path)
-    sys.path[:0] = [os.path.abspath(d) for d in dirs] + [os.getcwd()]
-    try:
-        yield
-    finally:
-        sys.path[:] = saved
+# ---------------------------------------------------------------- the parent
 
 
-def _run(options: argparse.Namespace) -> list[Report]:
-    ignored = _ignored(options.ignore)
-    observer = None if options.pp_observer is None else _materialize(options.pp_observer)
-    buffers = [] if options.static_buffers is None else _buffers(options.static_buffers)
-    targets = [(spec, _load(spec)) for spec in options.targets]
-    return [_check(spec, _materialize(spec, loaded), _factory(loaded), buffers, observer,
-                   options.batch_size).without(ignored) for spec, loaded in targets]
+class _Result(NamedTuple):
+    """One target's report, and its JSON data (objects described by the worker)."""
+
+    report: Report
+    data: dict[str, Any]
 
 
-def _factory(loaded: Any) -> Any:
-    """Returns ``loaded`` when it is a factory (a class or a function), else None."""
-    return loaded if isinstance(loaded, type) or inspect.isroutine(loaded) else None
+def _run(options: argparse.Namespace, ignored: frozenset[str]) -> list[_Result]:
+    """Returns one result per target, each loaded and checked in a worker process."""
+    from auxcheck._child import borrow
+
+    targets: list[str] = options.targets
+    request = {"targets": targets, "ignore": sorted(ignored), "pp_observer": options.pp_observer,
+               "static_buffers": options.static_buffers, "batch_size": options.batch_size,
+               "sys_path": _sys_path(options.path),
+               "cwd": os.getcwd(), "environ": dict(os.environ)}
+    results: dict[int, _Result] = {}
+    with borrow("auxcheck.cli.validate:serve", timeout=options.timeout) as runner:
+        for index, spec in enumerate(targets):
+            if index in results:
+                continue
+            unit = runner.run(index, request)
+            _echo(runner.startup_output + unit.output)
+            runner.startup_output = ""
+            results[index] = _result(spec, unit)
+            if unit.ending is not None and unit.phase is not None and unit.phase.key:
+                for other in _sharing(targets, unit.phase.key, set(results)):
+                    results[other] = _result(targets[other], unit, shared_with=spec)
+    return [results[index] for index in range(len(targets))]
+
+
+def _sys_path(dirs: Sequence[str]) -> list[str]:
+    """Returns the workers' module search path: ``dirs``, the current directory, then ours."""
+    return [os.path.abspath(d) for d in dirs] + [os.getcwd()] + sys.path
+
+
+def _sharing(targets: Sequence[str], key: str, done: set[int]) -> list[int]:
+    """Returns the targets not yet run that would reach the phase ``key`` the same way."""
+    return [i for i, spec in enumerate(targets) if i not in done
+            and (key == _OPTIONS_KEY or key == _import_key(spec.partition(":")[0]))]
+
+
+def _import_key(module: str) -> str:
+    return f"import {module}"
+
+
+def _echo(output: str) -> None:
+    """Passes what plugin code wrote to stdout or stderr on to our stderr (never stdout)."""
+    if output:
+        sys.stderr.write(output if output.endswith("\n") else output + "\n")
+
+
+def _result(spec: str, unit: Unit, *, shared_with: str | None = None) -> _Result:
+    """Returns the result of ``spec`` from what its unit sent and how it ended."""
+    for message in unit.messages:
+        if message.get("t") == "usage" and shared_with is None:
+            raise UsageError(str(message.get("message")))
+    sent = None if shared_with else _last_report(unit.messages)
+    report, data = sent if sent is not None else _empty(spec)
+    extra = _ended(spec, unit, shared_with) if unit.ending is not None else _failed(spec, unit)
+    if extra is not None:
+        report.add(extra)
+        data["findings"].append(extra.to_dict())
+        data["ok"] = False
+    return _Result(report, data)
+
+
+def _last_report(messages: Sequence[Mapping[str, Any]]) -> tuple[Report, dict[str, Any]] | None:
+    """Returns the last report the worker sent (with its data), or None when none was sent."""
+    for message in reversed(messages):
+        if message.get("t") != "report":
+            continue
+        data = message.get("data")
+        try:
+            return _report_of(data), data
+        except (KeyError, TypeError, ValueError, AttributeError):
+            return None
+    return None
+
+
+def _report_of(data: Mapping[str, Any]) -> Report:
+    def findings(key: str) -> list[Finding]:  # the keys of Finding.to_dict
+        return [Finding(str(f["code"]), str(f["message"]), None, str(f["hint"]),
+                        f["location"], f["detail"]) for f in data[key]]
+
+    return Report(str(data["subject"]), findings("findings"), findings("notes"))
+
+
+def _empty(spec: str) -> tuple[Report, dict[str, Any]]:
+    report = Report(spec)
+    return report, report.to_dict()
+
+
+def _failed(spec: str, unit: Unit) -> Finding | None:
+    """Returns a finding when the worker finished without a report (auxcheck's own failure)."""
+    if any(m.get("t") == "report" for m in unit.messages):
+        return None
+    errors = [str(m.get("error")) for m in unit.messages if m.get("t") == "error"]
+    why = errors[0] if errors else "it sent no report"
+    return Finding(_LOAD_CODE, f"checking {spec} failed inside auxcheck ({why}); expected a "
+                   "report", None, "this is a bug in auxcheck: please report it with the target",
+                   None, _tail(unit.output))
+
+
+def _ended(spec: str, unit: Unit, shared_with: str | None) -> Finding:
+    """Returns the finding of a unit that ended the process or ran past the time limit."""
+    from auxcheck._child import Phase
+    from auxcheck.rules import RULES
+
+    ending = unit.ending
+    phase = unit.phase or Phase(_LOAD_CODE, f"loading {spec}")
+    code = phase.code if phase.code in RULES else _LOAD_CODE
+    if ending is not None and ending.kind == "timeout":
+        seen = f"{phase.what} {ending.text()}"
+        hint = ("make it return or raise in time; when it is only slow, give it longer with "
+                "--timeout SECONDS (0: no limit)")
+    else:
+        seen = f"the process checking {spec} {'?' if ending is None else ending.text()} " \
+               f"during {phase.what}"
+        hint = ("plugin code must return or raise, never end or signal the process "
+                "(os._exit, os.abort, os.kill, a crash in native code): raise an exception")
+    also = (f" (not tried again: {shared_with} reached it first)" if shared_with else "")
+    expected = f"expected it to return or raise; the rest of {spec} was not checked{also}"
+    return Finding(code, f"{seen}; {expected}", None, hint, None,
+                   None if shared_with else _tail(unit.output))
+
+
+def _tail(output: str) -> str | None:
+    lines = output.strip("\n").splitlines()[-_TAIL_LINES:]
+    return ("its last output:\n" + "\n".join(line[:200] for line in lines)) if lines else None
 
 
 def _ignored(values: Sequence[str]) -> frozenset[str]:
@@ -107,27 +245,119 @@ def _ignored(values: Sequence[str]) -> frozenset[str]:
         raise UsageError(f"--ignore: {exc}") from None
 
 
+def _split(spec: str) -> tuple[str, str]:
+    """Returns ``spec``'s module and attribute path; UsageError when it is not MODULE:ATTR."""
+    module_name, sep, attr_path = spec.partition(":")
+    if not sep or not module_name or not attr_path:
+        raise UsageError(f"expected MODULE:ATTR, got {spec!r} (e.g. mypkg.outputs:make_output)")
+    return module_name, attr_path
+
+
+def _print(results: list[_Result], fmt: str) -> None:
+    if fmt == "json":
+        print(json.dumps([result.data for result in results], indent=2))
+        return
+    reports = [result.report for result in results]
+    print("\n".join(report.to_text() for report in reports))
+    total = sum(len(report) for report in reports)
+    notes = sum(len(report.notes) for report in reports)
+    also = f" ({plural(notes, 'note')})" if notes else ""
+    print(f"\n{plural(total, 'finding')}{also} in {plural(len(reports), 'object')}")
+
+
+# ---------------------------------------------------------------- the worker
+
+
+def prepare() -> None:
+    """Readies the runner process before any plugin code runs: imports the checks and torch."""
+    import auxcheck.validate  # noqa: F401 - imported once, before the workers fork
+
+    try:
+        import torch  # noqa: F401
+    except ImportError:  # the checks say so when they need it
+        pass
+
+
+def serve(request: Mapping[str, Any], index: int, channel: Channel) -> None:
+    """Loads and checks target ``index`` of ``request`` in a worker; sends its report.
+
+    The worker takes the caller's search path (``--path`` first), folder and environment
+    first: the runner that forked it may have started for an earlier run.
+    """
+    sys.path[:] = list(request["sys_path"])
+    os.chdir(request["cwd"])
+    os.environ.clear()
+    os.environ.update(request["environ"])
+    spec = request["targets"][index]
+    try:
+        report = _checked(request, spec, channel).without(request["ignore"])
+    except UsageError as exc:
+        channel.send({"t": "usage", "message": exc.message})
+        return
+    except BaseException as exc:  # noqa: BLE001 - plugin code got past every guard
+        report = Report(spec)
+        report.add(_escaped(spec, exc, channel.last))
+    channel.send({"t": "report", "data": report.to_dict()})  # describe() runs no plugin code
+
+
+def _checked(request: Mapping[str, Any], spec: str, channel: Channel) -> Report:
+    """Returns the report of ``spec``, loaded with the options ``request`` holds."""
+    observer = buffers = None
+    if request["pp_observer"] is not None:
+        observer = _materialize(request["pp_observer"], channel, code="AUX403",
+                                key=_OPTIONS_KEY, role="--pp-observer ")
+    buffers = [] if request["static_buffers"] is None else _buffers(request["static_buffers"],
+                                                                    channel)
+    loaded = _load(spec, channel, code=_LOAD_CODE, key=None, role="")
+    obj = _materialize(spec, channel, loaded, code=_LOAD_CODE, role="")
+    return _check(spec, obj, _factory(loaded), buffers, observer, request["batch_size"])
+
+
+def _escaped(spec: str, exc: BaseException, last: tuple[str, str] | None) -> Finding:
+    """Returns the finding of an exception that escaped the checks of ``spec``."""
+    from auxcheck._calls import summarize
+
+    code, what = last or (_LOAD_CODE, f"loading {spec}")
+    return Finding(code, f"{what} raised {describe(exc)} that no check caught; expected plugin "
+                   "code to raise an Exception, never to leave the check", None,
+                   "raise an Exception subclass (not SystemExit, KeyboardInterrupt or "
+                   "another BaseException) from plugin code", None, summarize(exc))
+
+
+def _factory(loaded: Any) -> Any:
+    """Returns ``loaded`` when it is a factory (a class or a function), else None."""
+    return loaded if isinstance(loaded, type) or inspect.isroutine(loaded) else None
+
+
 def _check(spec: str, obj: Any, factory: Any, buffers: Any, observer: Any,
            size: int | None) -> Report:
     """Returns one report holding every check that applies to ``obj``."""
     from auxcheck import validate
+    from auxcheck._calls import announce
 
+    announce(_LOAD_CODE, f"looking up the methods of {spec}")
     kinds = [name for name in ("copy_to_host", "consume") if _has(obj, name)]
     forward = _has(obj, "after_forward")
+    observes = _is_observer(obj)
     report = Report(spec)
     try:
         if factory is not None and "copy_to_host" in kinds:  # several steps, a fresh output each
+            announce("AUX103", f"the device-output checks of {spec}")
             report.extend(validate.check_device_outputs(
                 factory, batch_size=size, static_buffers=buffers, pp_observer=observer))
-        elif "copy_to_host" in kinds or not (kinds or _is_observer(obj) or forward):
+        elif "copy_to_host" in kinds or not (kinds or observes or forward):
+            announce("AUX103", f"the device-output checks of {spec}")
             report.extend(validate.check_device_output(
                 obj, batch_size=size, static_buffers=buffers, pp_observer=observer))
         if "consume" in kinds:
+            announce("AUX202", f"the host-output checks of {spec}")
             report.extend(validate.check_host_output(obj, batch_size=size))
-        if _is_observer(obj):
+        if observes:
+            announce("AUX102", f"the sampling-observer checks of {spec}")
             report.extend(validate.check_sampling_observer(obj, batch_size=size,
                                                            static_buffers=buffers))
         if forward:
+            announce("AUX102", f"the forward-observer checks of {spec}")
             report.extend(validate.check_forward_observer(obj, batch_size=size,
                                                           static_buffers=buffers))
     except InvalidArgument as exc:
@@ -146,10 +376,10 @@ def _is_observer(obj: Any) -> bool:
     return any(_has(obj, hook) for hook in _OBSERVER_HOOKS)
 
 
-def _buffers(spec: str) -> Any:
+def _buffers(spec: str, channel: Channel) -> Any:
     """Returns the static buffers ``spec`` names: one tensor, an iterable of them, a mapping of
     names to tensors, or an ``auxcheck.aliasing.StaticBufferRegistry`` (kept as they are)."""
-    value = _materialize(spec)
+    value = _materialize(spec, channel, code="AUX110", key=_OPTIONS_KEY, role="--static-buffers ")
     if type(value).__name__ in ("Tensor", "Parameter"):
         return [value]
     if isinstance(value, Mapping) or type(value).__name__ == "StaticBufferRegistry":
@@ -161,9 +391,10 @@ def _buffers(spec: str) -> Any:
                          "expected a tensor or an iterable of tensors") from None
 
 
-def _materialize(spec: str, obj: Any = None) -> Any:
+def _materialize(spec: str, channel: Channel, obj: Any = None, *, code: str,
+                 key: str | None = None, role: str) -> Any:
     """Returns the object ``spec`` names, called first when it is a zero-argument factory."""
-    obj = _load(spec) if obj is None else obj
+    obj = _load(spec, channel, code=code, key=key, role=role) if obj is None else obj
     if not (isinstance(obj, type) or inspect.isroutine(obj)):
         return obj
     try:
@@ -173,17 +404,18 @@ def _materialize(spec: str, obj: Any = None) -> Any:
                          "point at an instance or a zero-argument factory") from None
     except ValueError:  # no signature to judge by: just try the call
         pass
+    channel.phase(code, f"the {role}factory {spec}", key=key)
     try:
         return obj()
     except (Exception, SystemExit) as exc:  # noqa: BLE001 - plugin code: report it, never crash
         raise UsageError(f"factory {spec!r} raised {type(exc).__name__}: {exc}") from None
 
 
-def _load(spec: str) -> Any:
+def _load(spec: str, channel: Channel, *, code: str, key: str | None, role: str) -> Any:
     """Returns the attribute ``spec`` (``module:attr.path``) names; UsageError says why not."""
-    module_name, sep, attr_path = spec.partition(":")
-    if not sep or not module_name or not attr_path:
-        raise UsageError(f"expected MODULE:ATTR, got {spec!r} (e.g. mypkg.outputs:make_output)")
+    module_name, attr_path = _split(spec)
+    channel.phase(code, f"importing module {module_name!r} ({role}{spec})",
+                  key=key or _import_key(module_name))
     try:
         obj: Any = importlib.import_module(module_name)
     except ImportError as exc:
@@ -191,6 +423,7 @@ def _load(spec: str) -> Any:
     except (Exception, SystemExit) as exc:  # noqa: BLE001 - the plugin module raised on import
         raise UsageError(f"importing module {module_name!r} raised "
                          f"{type(exc).__name__}: {exc}") from None
+    channel.phase(code, f"reading {role}{spec}", key=key)
     owner, path = f"module {module_name!r}", module_name + ":"
     for part in attr_path.split("."):
         try:
@@ -203,14 +436,3 @@ def _load(spec: str) -> Any:
         path += part
         owner, path = repr(path), path + "."
     return obj
-
-
-def _print(reports: list[Report], fmt: str) -> None:
-    if fmt == "json":
-        print(json.dumps([report.to_dict() for report in reports], indent=2))
-        return
-    print("\n".join(report.to_text() for report in reports))
-    total = sum(len(report) for report in reports)
-    notes = sum(len(report.notes) for report in reports)
-    also = f" ({plural(notes, 'note')})" if notes else ""
-    print(f"\n{plural(total, 'finding')}{also} in {plural(len(reports), 'object')}")

@@ -1,0 +1,189 @@
+"""Tests for auxcheck/_child.py: plugin code that ends, signals or hangs the process, or writes
+where it should not, is a finding of ``auxcheck validate`` and a failed ``auxcheck check`` stage."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from auxcheck._check import CheckOptions, run_stages
+from auxcheck._child import run_bounded
+from auxcheck.cli import main
+
+PRELUDE = textwrap.dedent("""
+    import os, signal, sys, threading, time
+    import torch
+
+    class Host:
+        def consume(self, batch, commits):
+            return None
+
+    class Clean:
+        def __init__(self):
+            self.rows = torch.ones(2, 3)
+
+        def copy_to_host(self, copy_tensor):
+            copy_tensor(self.rows)
+            return Host()
+""")
+
+HOSTILE = {
+    "exit0-in-copy": ("class T(Clean):\n def copy_to_host(self, c): os._exit(0)",
+                      "AUX103", "exited with status 0 via os._exit"),
+    "exit3-in-copy": ("class T(Clean):\n def copy_to_host(self, c): os._exit(3)",
+                      "AUX103", "exited with status 3 via os._exit"),
+    "exit-in-consume": ("class T:\n def consume(self, b, c): os._exit(0)",
+                        "AUX202", "exited with status 0"),
+    "exit-in-observer-hook": (("class T:\n def is_active(self, b): os._exit(0)\n"
+                              " def before_grammar(self, *a): pass\n"
+                              " def after_sample(self, *a): return None"),
+                              "AUX102", "exited with status 0"),
+    "exit-at-import": ("os._exit(0)\nT = Clean()", "AUX101", "during importing module"),
+    "exit-in-factory": ("def T():\n os._exit(3)", "AUX101", "during the factory"),
+    "system-exit-from-getattr": ("class T:\n def __getattr__(self, name): raise SystemExit(5)",
+                                 "AUX10", "SystemExit(5)"),
+    "abort-in-copy": ("class T(Clean):\n def copy_to_host(self, c): os.abort()",
+                      "AUX103", "killed by SIGABRT"),
+    "sleep-forever-in-copy": ("class T(Clean):\n def copy_to_host(self, c): time.sleep(1000)",
+                              "AUX103", "did not return within 2 s (--timeout)"),
+    "hang-at-import": ("time.sleep(1000)\nT = Clean()", "AUX101",
+                       "importing module 'hostile_mod' (hostile_mod:T) did not return within 2 s"),
+    "kills-its-parent": (("class T(Clean):\n def copy_to_host(self, c):\n"
+                         "  os.kill(os.getppid(), signal.SIGKILL); time.sleep(100)"),
+                         "AUX103", "took auxcheck's runner process down"),
+    "closes-every-descriptor": (("class T(Clean):\n def copy_to_host(self, c):\n"
+                                "  os.closerange(3, 65536); return Host()"),
+                                "AUX103", "closed or replaced the pipe"),
+    "closes-stdout-and-stderr": (("class T(Clean):\n def copy_to_host(self, c):\n"
+                                 "  os.close(1); os.close(2); return None"),
+                                 "AUX103", "returned None"),
+    "forks": ("class T(Clean):\n def copy_to_host(self, c):\n  os.fork(); return None",
+              "AUX103", "returned None"),
+}
+
+
+def write_module(folder: Path, body: str) -> None:
+    """Writes ``hostile_mod.py``: the prelude's clean classes, then ``body``."""
+    (folder / "hostile_mod.py").write_text(PRELUDE + textwrap.dedent(body) + "\n")
+
+
+@pytest.mark.parametrize(("body", "code", "seen"), [
+    pytest.param(*case, id=name) for name, case in HOSTILE.items()])
+def test_hostile_plugin_code_is_a_finding_and_the_next_target_still_runs(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, body: str, code: str, seen: str
+) -> None:
+    """Exits, signals, hangs and stray descriptors end as a finding under the running call's
+    rule (exit 1, JSON intact, no traceback); the clean target after it is still checked."""
+    write_module(tmp_path, body)
+    started = time.monotonic()
+    status = main(["validate", "--path", str(tmp_path), "--timeout", "2", "--format", "json",
+                   "hostile_mod:T", "hostile_mod:Clean"])
+    out, err = capsys.readouterr()
+    sys.modules.pop("hostile_mod", None)
+    hostile, clean = json.loads(out)
+    assert status == 1
+    assert time.monotonic() - started < 30
+    assert [f["code"][:len(code)] for f in hostile["findings"]] == [code], hostile
+    assert seen in hostile["findings"][0]["message"]
+    assert (clean["subject"], clean["ok"]) == ("hostile_mod:Clean", True) or \
+        body.startswith(("os._exit", "time.sleep"))  # a broken import breaks both targets
+    assert "Traceback" not in out + err
+
+
+def test_a_print_at_import_goes_to_stderr_and_json_still_parses(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """What plugin code prints lands on stderr: stdout holds only the JSON document."""
+    write_module(tmp_path, "print('hello from the plugin')\nT = Clean()")
+    status = main(["validate", "--path", str(tmp_path), "--format", "json", "hostile_mod:T"])
+    out, err = capsys.readouterr()
+    sys.modules.pop("hostile_mod", None)
+    assert (status, [r["ok"] for r in json.loads(out)]) == (0, [True])
+    assert "hello from the plugin" in err
+
+
+def test_a_hanging_repr_is_never_run_so_json_output_is_prompt_and_complete(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """With --format json a __repr__ that never returns is not called: objects show by type."""
+    write_module(tmp_path, "class T(Clean):\n def __repr__(self): time.sleep(1000)\n"
+                           " def copy_to_host(self, c): c(self.rows); c(self.rows); return Host()")
+    started = time.monotonic()
+    status = main(["validate", "--path", str(tmp_path), "--timeout", "20", "--format", "json",
+                   "hostile_mod:T"])
+    out, _ = capsys.readouterr()
+    sys.modules.pop("hostile_mod", None)
+    [report] = json.loads(out)
+    assert status == 1
+    assert [f["code"] for f in report["findings"]] == ["AUX104"]
+    assert report["findings"][0]["object"].startswith("<hostile_mod.T object at 0x")
+    assert time.monotonic() - started < 15
+
+
+def test_a_thread_that_never_ends_cannot_hang_the_command(tmp_path: Path) -> None:
+    """A non-daemon thread that mutates the output's tensors forever ends with its worker."""
+    write_module(tmp_path, textwrap.dedent("""
+        def T():
+            out = Clean()
+            def spin():
+                while True:
+                    out.rows.add_(1)
+            threading.Thread(target=spin).start()
+            return out
+    """))
+    done = subprocess.run([sys.executable, "-m", "auxcheck", "validate", "--timeout", "5",
+                           "--path", str(tmp_path), "hostile_mod:T"],
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode in (0, 1), done.stderr
+    assert "Traceback" not in done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("value", ["-1", "nan", "inf", "soon"])
+def test_a_bad_timeout_is_a_usage_error(capsys: pytest.CaptureFixture[str], value: str) -> None:
+    """--timeout takes a number of seconds >= 0 and says so."""
+    assert main(["validate", "--timeout", value, "m:X"]) == 2
+    assert (f"argument --timeout: invalid value {value!r}; expected a number of seconds >= 0"
+            in capsys.readouterr().err)
+
+
+CONFTEST_ENDINGS = {
+    "os-exit-0-in-a-fixture": ("os._exit(0)", 120, "before writing its results"),
+    "abort-in-a-fixture": ("os.abort()", 120, "killed by SIGABRT"),
+    "hang-in-a-fixture": ("time.sleep(1000)", 8, "did not finish within 8 s (--timeout)"),
+}
+
+
+@pytest.mark.parametrize(("statement", "timeout", "summary"), [
+    pytest.param(*case, id=name) for name, case in CONFTEST_ENDINGS.items()])
+def test_a_contract_run_that_crashes_or_hangs_fails_the_stage(
+    tmp_path: Path, statement: str, timeout: float, summary: str
+) -> None:
+    """A pytest run that a fixture ends (even with status 0), signals or hangs is an error."""
+    (tmp_path / "conftest.py").write_text(textwrap.dedent(f"""
+        import os, time
+        import pytest
+
+        @pytest.fixture
+        def auxcheck_device_output():
+            {statement}
+    """))
+    options = CheckOptions(tmp_path, frozenset({"imports", "mypy", "sglang"}), stream=False,
+                           pytest_args=("-p", "no:randomly"), timeout=timeout)
+    [contract] = [r for r in run_stages(options) if r.stage == "contract"]
+    assert (contract.result, summary in contract.summary) == ("error", True), contract.summary
+
+
+def test_a_bounded_command_that_outlives_its_limit_is_killed_with_its_group() -> None:
+    """run_bounded kills the command and the processes it started when the time is up."""
+    started = time.monotonic()
+    done = run_bounded([sys.executable, "-c", ("import subprocess, sys, time; "
+                        "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(100)']);"
+                        " print('started', flush=True); time.sleep(100)")], timeout=1)
+    assert (done.timed_out, done.output) == (True, "started\n")
+    assert time.monotonic() - started < 10
