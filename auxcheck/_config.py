@@ -54,10 +54,39 @@ def read_pyproject(root: Path) -> dict[str, Any]:
         raise InvalidArgument(f"{exc}; fix the file") from None
 
 
+def _table(value: object, path: Path, key: str) -> dict[str, Any]:
+    """Returns ``value`` when it is a TOML table (or absent: {}); raises InvalidArgument
+    naming the file and the key otherwise."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise InvalidArgument(f"{path}: {key} must be a table (such as `[{key}]`), got "
+                              f"{value!r}; fix the file")
+    return value
+
+
+def auxcheck_table(pyproject: Path, *keys: str) -> dict[str, Any]:
+    """Returns ``[tool.auxcheck]`` of the file ``pyproject`` (or the sub-table ``keys`` name,
+    such as ``"migrate"``); {} when the file or the table is absent.
+
+    Raises InvalidArgument naming the file and the key when the file is not valid TOML,
+    or ``tool``, ``tool.auxcheck`` or a sub-table is not a table (``tool = 5``).
+    """
+    if not pyproject.is_file():
+        return {}
+    try:
+        table: dict[str, Any] = load_toml(pyproject)
+    except TomlFileError as exc:
+        raise InvalidArgument(f"{exc}; fix the file") from None
+    dotted = ""
+    for key in ("tool", "auxcheck", *keys):
+        dotted = f"{dotted}.{key}" if dotted else key
+        table = _table(table.get(key), pyproject, dotted)
+    return table
+
+
 def _tool_setting(root: Path, key: str) -> object:
-    tool = read_pyproject(root).get("tool", {})
-    section = tool.get("auxcheck", {}) if isinstance(tool, dict) else {}
-    return section.get(key) if isinstance(section, dict) else None
+    return auxcheck_table(root / "pyproject.toml").get(key)
 
 
 def _string_list(root: Path, key: str, what: str) -> list[str]:

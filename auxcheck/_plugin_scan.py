@@ -12,6 +12,7 @@ implement a contract protocol, and the ``sglang.srt.plugins`` entry points of
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -316,7 +317,7 @@ def _keyword(node: ast.Call, name: str) -> ast.expr | None:
 
 def scan_project(root: Path, *, exclude: Sequence[str] = ()) -> PluginScan:
     """Returns what the plugin project at ``root`` uses of SGLang, read without importing it."""
-    from auxcheck.migrate._files import iter_python_files, module_name_of
+    from auxcheck.migrate._files import deep_call, iter_python_files, module_name_of
 
     imports: list[ImportUse] = []
     hooks: list[HookUse] = []
@@ -332,7 +333,7 @@ def scan_project(root: Path, *, exclude: Sequence[str] = ()) -> PluginScan:
             continue
         module = module_name_of(path, anchors=("sglang",))
         scan = _FileScan(shown, module, Path(path).name == "__init__.py")
-        scan.scan(tree)
+        deep_call(functools.partial(scan.scan, tree))  # Python parsed it: walk it however deep
         imports += scan.imports
         hooks += scan.hooks
         classes += scan.classes
@@ -346,15 +347,17 @@ def scan_project(root: Path, *, exclude: Sequence[str] = ()) -> PluginScan:
 def _parse(path: str, shown: str) -> ast.Module | Finding:
     """Returns the file's ast, or its AUX504 finding (located at ``shown``) when it is broken."""
     from auxcheck.migrate._files import (
+        DEFAULT_MAX_FILE_SIZE,
         PARSE_ERRORS,
+        FileTooLarge,
         UndecodableFile,
         broken_file_finding,
         read_source,
     )
 
     try:
-        source = read_source(path)
-    except UndecodableFile as exc:
+        source = read_source(path, max_size=DEFAULT_MAX_FILE_SIZE)
+    except (UndecodableFile, FileTooLarge) as exc:
         return broken_file_finding(shown, exc)
     try:
         return ast.parse(source.text, filename=shown)

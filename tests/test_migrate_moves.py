@@ -109,6 +109,24 @@ def test_pyproject_errors_name_the_section(tmp_path: Path) -> None:
         "dotted module path such as 'pkg.module', got None")
 
 
+@pytest.mark.parametrize(("text", "problem"), [
+    pytest.param("tool = 5\n", "tool must be a table (such as `[tool]`), got 5", id="tool-5"),
+    pytest.param("[tool]\nauxcheck = 'x'\n", "tool.auxcheck must be a table (such as "
+                 "`[tool.auxcheck]`), got 'x'", id="auxcheck-a-string"),
+    pytest.param("[tool.auxcheck]\nmigrate = 3\n", "tool.auxcheck.migrate must be a table "
+                 "(such as `[tool.auxcheck.migrate]`), got 3", id="migrate-a-number"),
+])
+def test_a_tool_table_that_is_not_a_table_is_a_moves_error_naming_the_key(
+        tmp_path: Path, text: str, problem: str) -> None:
+    """load_moves, whoever calls it, names the key that is not a table instead of crashing."""
+    pyproject = tmp_path / "pyproject.toml"
+    pyproject.write_text(text)
+    with pytest.raises(MovesTableError) as caught:
+        load_moves(pyproject=pyproject)
+    assert str(caught.value) == (f"{pyproject}: moves entry [tool.auxcheck.migrate]: {problem}; "
+                                 "fix the file")
+
+
 def test_package_exports_its_public_names_without_libcst() -> None:
     """`auxcheck.migrate.__all__` lists the public names, and importing it skips libcst."""
     import subprocess

@@ -8,18 +8,25 @@ inferred one dropped.
 
 Exit status: 0 when nothing is left to do; 1 when ``--check`` or ``--diff`` finds
 work, or some use needs a human (AUX502), or a file cannot be read, decoded or parsed
-(AUX504) or written;
-2 on usage errors (bad options, a malformed moves table, a missing path, a release
-that cannot be had).
+(AUX504) or written, or was left unchanged on purpose (larger than ``--max-file-size``,
+hard-linked, edited during the run, an owner that cannot be kept, a folder that cannot be
+listed); 2 on usage errors (bad options, a malformed moves table or ``[tool.auxcheck]``, a
+missing path, a release that cannot be had); 130 when stopped by Ctrl-C (SIGINT), 143 by
+SIGTERM, after saying what was done: every file is then either as it was or fully
+rewritten.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
+import signal
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
+from types import FrameType
 from typing import TYPE_CHECKING, TextIO
 
 from auxcheck._text import plural
@@ -32,10 +39,13 @@ from auxcheck.cli._common import (
     one_version,
     run_command,
 )
-from auxcheck.errors import MovesTableError
+from auxcheck.errors import InvalidArgument, MovesTableError
+from auxcheck.migrate._files import WalkNote, display_path
 from auxcheck.migrate._moves import Move, MoveTable, load_moves
 from auxcheck.migrate._runner import (
+    DEFAULT_MAX_FILE_SIZE,
     FileOutcome,
+    Interrupted,
     Mode,
     RunSummary,
     migrate_stdin,
@@ -70,6 +80,22 @@ def release_pair(text: str) -> tuple[str, str]:
     return pair
 
 
+_UNITS = {"": 1, "B": 1, "K": 1 << 10, "KB": 1 << 10, "M": 1 << 20, "MB": 1 << 20,
+          "G": 1 << 30, "GB": 1 << 30}
+
+
+def file_size(text: str) -> int | None:
+    """Returns ``2MB``, ``500KB`` or ``1048576`` in bytes (K, M, G are powers of 1024), None for
+    ``0`` or ``none`` (no limit); raises ArgumentTypeError saying what it got."""
+    match = re.fullmatch(r"\s*(\d+)\s*([KMG]?B?)\s*", text.upper())
+    if text.strip().lower() == "none" or (match and int(match[1]) == 0):
+        return None
+    if match is None:
+        raise argparse.ArgumentTypeError(f"invalid size {text!r}; expected bytes or a size "
+                                         "such as 500KB, 2MB or 1GB (0 or none: no limit)")
+    return int(match[1]) * _UNITS[match[2]]
+
+
 def _parser() -> CommandParser:
     parser = CommandParser(prog=PROG, description=DESCRIPTION)
     parser.add_argument("paths", nargs="+", metavar="PATH",
@@ -89,6 +115,14 @@ def _parser() -> CommandParser:
                              "inferred from their wheels (e.g. 0.5.19:0.5.23)")
     parser.add_argument("--exclude", action="append", default=[], metavar="GLOB",
                         help="skip files and folders matching GLOB (repeatable)")
+    parser.add_argument("--max-file-size", type=file_size, default=DEFAULT_MAX_FILE_SIZE,
+                        metavar="SIZE",
+                        help="leave larger files unchanged, with a note (default: 2MB; "
+                             "parsing takes about 1,000 times a file's size in memory; "
+                             "0: no limit)")
+    parser.add_argument("--break-hardlinks", action="store_true",
+                        help="rewrite a file that has other hard links anyway (they keep the "
+                             "old text); by default such a file is left unchanged, with a note")
     add_format(parser, ("text", "json", "github"), help="how findings are printed (default: text)")
     add_release_options(parser, title="SGLang releases (with --sglang)")
     return parser
@@ -135,9 +169,14 @@ def _with_release_moves(table: MoveTable, args: argparse.Namespace) -> MoveTable
 
 def _load_table(args: argparse.Namespace) -> MoveTable | str:
     """Returns the moves to apply, or the message saying why they cannot be had."""
+    from auxcheck._config import auxcheck_table
+
+    pyproject = _find_pyproject(args.paths)
     try:
-        table = load_moves(moves_file=args.moves, pyproject=_find_pyproject(args.paths))
-    except MovesTableError as exc:
+        if pyproject is not None:  # `tool = 5` is a usage error, not a crash of load_moves
+            auxcheck_table(pyproject, "migrate")
+        table = load_moves(moves_file=args.moves, pyproject=pyproject)
+    except (MovesTableError, InvalidArgument) as exc:
         return str(exc)
     if args.sglang is None:
         return table
@@ -192,20 +231,85 @@ def _summary_line(summary: RunSummary, mode: Mode) -> str:
 def _announcer(mode: Mode, out: TextIO) -> Callable[[FileOutcome], None]:
     """Returns a callback printing each file's news as soon as it is done."""
     def announce(outcome: FileOutcome) -> None:
+        path = display_path(outcome.path)
         if outcome.status == "failed":
-            print(f"{outcome.path}: error: {outcome.reason}; left unchanged", file=sys.stderr)
+            print(f"{path}: error: {outcome.reason}; left unchanged", file=sys.stderr)
+        elif outcome.status == "skipped" and outcome.reason.startswith("skipped: "):
+            print(f"{path}: note: {outcome.reason}", file=sys.stderr)
         elif outcome.status == "changed" and mode == "write" and outcome.path != "-":
-            print(f"Rewriting {outcome.path}", file=sys.stderr, flush=True)
+            note = f" ({outcome.reason})" if outcome.reason else ""
+            print(f"Rewriting {path}{note}", file=sys.stderr, flush=True)
         elif outcome.diff:
             print(outcome.diff, end="", file=out)
     return announce
 
 
+_NOTES = {
+    "default": ("skipped {} by default", "name a folder to migrate it"),
+    "link": ("did not follow {}", "name a link to migrate the file it leads to"),
+}
+
+
+def _note_lines(notes: Sequence[WalkNote]) -> list[str]:
+    """Returns one line per kind of walk note: what was not entered, and how to have it."""
+    lines = []
+    for kind, (what, how) in _NOTES.items():
+        paths = [display_path(n.path) for n in notes if n.kind == kind]
+        if paths:
+            noun = plural(len(paths), "folder" if kind == "default" else "symlink")
+            shown = ", ".join(paths[:5]) + (f" and {len(paths) - 5} more" if len(paths) > 5
+                                           else "")
+            lines.append(f"auxcheck migrate: {what.format(noun)}: {shown} ({how})")
+    return lines
+
+
+def _interrupted_line(summary: RunSummary, mode: Mode) -> str:
+    name = signal.Signals(summary.interrupted or signal.SIGINT).name
+    verb = "rewritten" if mode == "write" else "done"
+    parts = [f"{plural(len(summary.changed), 'file')} {verb} (listed above)"]
+    if summary.in_progress:
+        parts.append(f"{plural(len(summary.in_progress), 'file')} in progress, each either "
+                     "unchanged or fully rewritten")
+    parts.append(f"{plural(summary.unstarted, 'file')} not started")
+    return (f"auxcheck migrate: stopped by {name}: {', '.join(parts)}; run the same command "
+            "again to finish")
+
+
 def _report(summary: RunSummary, mode: Mode, fmt: str, out: TextIO) -> int:
     _print_findings(summary, fmt, out)
+    for line in _note_lines(summary.notes):
+        print(line, file=sys.stderr)
     print(_summary_line(summary, mode), file=sys.stderr)
+    if summary.interrupted is not None:
+        print(_interrupted_line(summary, mode), file=sys.stderr)
+        return 128 + summary.interrupted
     work_left = mode != "write" and bool(summary.changed)
     return 1 if work_left or summary.findings or summary.failed else 0
+
+
+@contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """Handles SIGTERM as Ctrl-C while the body runs (in the main thread only)."""
+    def stop(signum: int, frame: FrameType | None) -> None:
+        raise Interrupted(signum)
+
+    try:
+        previous = signal.signal(signal.SIGTERM, stop)
+    except ValueError:  # not the main thread: signals stay as they are
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _escaping_output() -> None:
+    """Prints a path that is not valid UTF-8 escaped rather than failing on it."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
 
 
 def _run_stdin(moves: MoveTable, mode: Mode, compat: bool, fmt: str) -> int:
@@ -221,7 +325,18 @@ def _run_stdin(moves: MoveTable, mode: Mode, compat: bool, fmt: str) -> int:
 
 
 def _main(argv: list[str]) -> int:
-    args = _parser().parse_args(argv)
+    _escaping_output()
+    with _sigterm_as_interrupt():
+        try:
+            return _run(_parser().parse_args(argv))
+        except KeyboardInterrupt as exc:  # before or after the run: nothing was written then
+            signum = exc.signum if isinstance(exc, Interrupted) else signal.SIGINT
+            print(f"auxcheck migrate: stopped by {signal.Signals(signum).name}; no file was "
+                  "being written", file=sys.stderr)
+            return 128 + signum
+
+
+def _run(args: argparse.Namespace) -> int:
     mode: Mode = "check" if args.check else "diff" if args.diff else "write"
     missing = [p for p in args.paths if p != "-" and not os.path.exists(p)]
     if missing:
@@ -235,7 +350,8 @@ def _main(argv: list[str]) -> int:
         return _run_stdin(moves, mode, args.compat, args.format)
     summary = run(args.paths, moves=moves, mode=mode, compat=args.compat, jobs=args.jobs,
                   exclude=args.exclude, progress=progress_bar(),
-                  on_outcome=_announcer(mode, sys.stdout))
+                  on_outcome=_announcer(mode, sys.stdout), max_size=args.max_file_size,
+                  break_links=args.break_hardlinks)
     return _report(summary, mode, args.format, sys.stdout)
 
 

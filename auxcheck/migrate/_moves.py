@@ -240,7 +240,14 @@ def read_builtin_file() -> tuple[Move, ...]:
 
 
 def _pyproject_moves(pyproject: Path) -> tuple[Move, ...]:
-    section = _read_toml(pyproject).get("tool", {}).get("auxcheck", {}).get("migrate", {})
+    from auxcheck._config import auxcheck_table
+    from auxcheck.errors import InvalidArgument
+
+    try:  # the one reader of [tool.auxcheck]: `tool = 5` is an error naming the key
+        section = auxcheck_table(pyproject, "migrate")
+    except InvalidArgument as exc:
+        problem = str(exc).removeprefix(f"{pyproject}: ")
+        raise MovesTableError(str(pyproject), "[tool.auxcheck.migrate]", problem) from None
     if "move" not in section:
         return ()
     return parse_moves(section["move"], source=f"{pyproject} [tool.auxcheck.migrate]")

@@ -1,0 +1,548 @@
+"""Tests for `auxcheck migrate` on hostile trees: deep files, odd file kinds, owners, links,
+signals, concurrent edits, sizes, folders it cannot enter and bad `[tool.auxcheck]` tables.
+
+The migrate promise: every file ends either exactly as it was or fully rewritten, and
+nothing is skipped without a word.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import auxcheck.migrate._runner as runner
+from auxcheck._config import project_ignore
+from auxcheck.cli.migrate import main
+from auxcheck.errors import InvalidArgument
+from auxcheck.migrate._files import iter_python_files
+from auxcheck.migrate._moves import builtin_moves
+from auxcheck.migrate.scan import scan_paths
+
+OLD = "sglang.srt.sampling.sampling_observer"
+NEW = "sglang.srt.managers.auxiliary_output"
+FIXABLE = f"from {OLD} import CommittedTokens\n"
+MIGRATED = f"from {NEW} import CommittedTokens\n"
+LINUX = sys.platform.startswith("linux")
+ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
+
+
+def flat(terms: int) -> str:
+    """Returns a valid module: the old import, then one flat sum of ``terms`` ones."""
+    return FIXABLE + "x = " + "+".join(["1"] * terms) + "\n"
+
+
+def cli(*args: str, cwd: Path, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """Runs the installed `auxcheck migrate` in a real process."""
+    return subprocess.run([sys.executable, "-m", "auxcheck", "migrate", *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=timeout, check=False)
+
+
+# ---------------------------------------------------------------- 1: deep files
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"], ids=["one-process", "two-workers"])
+def test_a_long_flat_expression_python_parses_is_migrated(
+        tmp_path: Path, jobs: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """489 terms of `1+1+...` (CPython parses 2,989) are rewritten, each file announced."""
+    (tmp_path / "deep.py").write_text(flat(489))
+    for i in range(15):  # enough candidates for -j 2 to use worker processes
+        (tmp_path / f"m{i:02}.py").write_text(FIXABLE)
+    assert main(["-j", jobs, str(tmp_path)]) == 0
+    err = capsys.readouterr().err
+    assert err.count("Rewriting ") == 16
+    assert err.endswith("auxcheck migrate: 16 files rewritten (16 files scanned)\n")
+    assert (tmp_path / "deep.py").read_text() == flat(489).replace(OLD, NEW)
+
+
+def test_check_reports_the_use_in_a_long_flat_expression_not_a_parse_error(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--check finds the AUX501 use in a 489-term file instead of calling it unparsable."""
+    (tmp_path / "m.py").write_text(flat(489))
+    assert main(["--check", str(tmp_path)]) == 1
+    out = capsys.readouterr().out
+    assert "AUX501" in out
+    assert "AUX504" not in out
+
+
+DEEP = {
+    "3000-terms": flat(3000),
+    "100000-terms": flat(100_000),
+    "1000-parentheses": FIXABLE + "x = " + "(" * 1000 + "1" + ")" * 1000 + "\n",
+    "1000-brackets": FIXABLE + "x = " + "[" * 1000 + "1" + "]" * 1000 + "\n",
+}
+
+
+@pytest.mark.parametrize("mode", [[], ["--check"]], ids=["write", "check"])
+@pytest.mark.parametrize("text", DEEP.values(), ids=DEEP.keys())
+def test_a_file_too_deep_for_python_is_aux504_without_a_traceback(
+        tmp_path: Path, text: str, mode: list[str]) -> None:
+    """What Python cannot parse is one AUX504 (exit 1), left byte-identical, no traceback."""
+    (tmp_path / "deep.py").write_text(text)
+    done = cli(*mode, "deep.py", cwd=tmp_path)
+    assert (done.returncode, "Traceback" in done.stderr) == (1, False)
+    assert "deep.py: error: does not parse" in done.stderr
+    assert (tmp_path / "deep.py").read_text() == text
+
+
+@pytest.mark.parametrize("text", DEEP.values(), ids=DEEP.keys())
+def test_the_imports_scan_reports_a_too_deep_file_as_aux504(tmp_path: Path, text: str) -> None:
+    """scan_paths (pytest --auxcheck's imports item, auxcheck check) gives AUX504, no crash."""
+    (tmp_path / "deep.py").write_text(text)
+    assert [f.code for f in scan_paths([str(tmp_path)])] == ["AUX504"]
+
+
+def test_the_scans_report_the_use_in_a_long_flat_expression_not_a_parse_error(
+        tmp_path: Path) -> None:
+    """The imports item and check's release scan walk a 489-term file Python parses."""
+    from auxcheck._plugin_scan import scan_project
+
+    (tmp_path / "m.py").write_text(flat(489))
+    assert [f.code for f in scan_paths([str(tmp_path)])] == ["AUX501"]
+    scan = scan_project(tmp_path)
+    assert ([i.module for i in scan.imports], scan.unreadable) == ([OLD], ())
+
+
+# ---------------------------------------------------------------- 2: owner, group, mode
+
+
+@pytest.mark.skipif(not ROOT, reason="giving a file to another user takes root")
+def test_a_rewrite_keeps_the_files_owner_group_and_mode(tmp_path: Path) -> None:
+    """A nobody:nogroup 0660 file migrated by root is still nobody:nogroup 0660."""
+    path = tmp_path / "own.py"
+    path.write_text(FIXABLE)
+    os.chown(path, 65534, 65534)
+    path.chmod(0o660)
+    assert main([str(path)]) == 0
+    status = path.stat()
+    assert (status.st_uid, status.st_gid, stat.S_IMODE(status.st_mode)) == (65534, 65534, 0o660)
+    assert path.read_text() == MIGRATED
+
+
+@pytest.mark.skipif(not (ROOT and LINUX), reason="running as another user takes root")
+def test_a_file_whose_owner_cannot_be_kept_is_refused_and_left_unchanged(
+        tmp_path: Path) -> None:
+    """A user who may write root's file but not give a new one to root is refused, with why."""
+    tmp_path.chmod(0o777)
+    (tmp_path / "a.py").write_text(FIXABLE)
+    (tmp_path / "a.py").chmod(0o666)
+    as_nobody = {"cwd": tmp_path, "text": True, "capture_output": True, "timeout": 60,
+                 "user": 65534, "group": 65534, "extra_groups": [],
+                 "env": {**os.environ, "HOME": str(tmp_path)}}
+    try:
+        subprocess.run([sys.executable, "-c", "import auxcheck"], check=False, **as_nobody)
+    except PermissionError:
+        pytest.skip(f"user nobody cannot run {sys.executable} (a private interpreter)")
+    done = subprocess.run([sys.executable, "-m", "auxcheck", "migrate", "a.py"], check=False,
+                          **as_nobody)
+    assert done.returncode == 1
+    assert "a.py: error: its owner and group (0:0) cannot be given to the rewritten file by " \
+           "user 65534" in done.stderr
+    assert (tmp_path / "a.py").read_text() == FIXABLE
+    assert (tmp_path / "a.py").stat().st_uid == 0
+
+
+# ---------------------------------------------------------------- 3: signals
+
+
+def _slow_tree(folder: Path, count: int) -> str:
+    """Writes ``count`` files that each need a rewrite and take libcst a while; returns one."""
+    text = FIXABLE + "".join(f"def f{i}(a):\n    return a + {i}\n" for i in range(150))
+    for i in range(count):
+        (folder / f"m{i:03}.py").write_text(text)
+    return text
+
+
+def _children(pid: int) -> list[int]:
+    found = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    return [int(child) for child in found]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state not in ("Z", "X")
+
+
+def _start_and_wait_for_a_rewrite(folder: Path) -> subprocess.Popen[str]:
+    process = subprocess.Popen([sys.executable, "-m", "auxcheck", "migrate", "-j", "2", "."],
+                               cwd=folder, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True)
+    assert process.stderr is not None
+    first = process.stderr.readline()  # the first file is done: workers are busy on others
+    assert first.startswith("Rewriting "), first
+    return process
+
+
+@pytest.mark.skipif(not LINUX, reason="reads worker pids from /proc")
+def test_workers_die_with_a_killed_parent_and_leave_files_old_or_new(tmp_path: Path) -> None:
+    """kill -9 of the parent: no worker survives, every file is fully old or fully new."""
+    old = _slow_tree(tmp_path, 80)
+    process = _start_and_wait_for_a_rewrite(tmp_path)
+    workers = _children(process.pid)
+    process.kill()
+    process.communicate()
+    deadline = time.monotonic() + 5
+    while any(map(_alive, workers)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert workers and not any(map(_alive, workers))
+    texts = [path.read_text() for path in sorted(tmp_path.iterdir())]
+    assert set(texts) <= {old, old.replace(OLD, NEW)}
+    assert old.replace(OLD, NEW) in texts
+    assert len(texts) == 80  # no temporary file left behind
+
+
+@pytest.mark.skipif(not LINUX, reason="reads worker pids from /proc")
+@pytest.mark.parametrize(("sig", "status", "name"), [
+    (signal.SIGINT, 130, "SIGINT"), (signal.SIGTERM, 143, "SIGTERM")], ids=["ctrl-c", "sigterm"])
+def test_an_interrupt_stops_promptly_and_says_what_was_done(
+        tmp_path: Path, sig: int, status: int, name: str) -> None:
+    """SIGINT/SIGTERM: exit 130/143 within 2 s, no traceback, rewritten files counted."""
+    old = _slow_tree(tmp_path, 80)
+    process = _start_and_wait_for_a_rewrite(tmp_path)
+    workers = _children(process.pid)
+    started = time.monotonic()
+    process.send_signal(sig)
+    process.wait(timeout=30)
+    assert time.monotonic() - started < 2
+    assert process.stderr is not None
+    err = process.stderr.read()  # not communicate(): it would skip what readline buffered
+    assert process.returncode == status
+    assert "Traceback" not in err
+    rewritten = 1 + err.count("Rewriting ")  # the first line was read by the test
+    assert f"auxcheck migrate: stopped by {name}: {rewritten} file" in err
+    assert "run the same command again to finish" in err
+    texts = [path.read_text() for path in sorted(tmp_path.iterdir())]
+    assert set(texts) <= {old, old.replace(OLD, NEW)} and len(texts) == 80
+    assert not any(map(_alive, workers))
+
+
+# ---------------------------------------------------------------- 4: not regular files
+
+
+def _fifo(folder: Path) -> list[str]:
+    os.mkfifo(folder / "pipe.py")
+    return ["pipe.py"]
+
+
+def _device_link(folder: Path) -> list[str]:
+    (folder / "zero.py").symlink_to("/dev/zero")
+    return ["zero.py"]
+
+
+def _fifo_in_a_folder(folder: Path) -> list[str]:
+    (folder / "pkg").mkdir()
+    os.mkfifo(folder / "pkg" / "pipe.py")
+    return ["pkg"]
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+@pytest.mark.parametrize("mode", [[], ["--check"]], ids=["write", "check"])
+@pytest.mark.parametrize("make", [_fifo, _device_link, _fifo_in_a_folder],
+                         ids=["fifo-named", "link-to-dev-zero-named", "fifo-walked"])
+def test_a_fifo_or_device_named_py_is_skipped_with_a_note(tmp_path: Path, make: object,
+                                                           mode: list[str]) -> None:
+    """A FIFO or a character device is never read: a note names it, and the run ends."""
+    paths = make(tmp_path)  # type: ignore[operator]
+    (tmp_path / "ok.py").write_text(FIXABLE)
+    done = cli(*mode, *paths, "ok.py", cwd=tmp_path, timeout=30)
+    assert "Traceback" not in done.stderr
+    assert ": note: skipped: it is a " in done.stderr
+    assert "not a regular file; only regular files are read" in done.stderr
+    assert done.returncode == (1 if mode else 0)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+def test_the_imports_scan_reports_a_fifo_instead_of_hanging(tmp_path: Path) -> None:
+    """scan_paths (the imports item) says a FIFO cannot be read, in a real process."""
+    os.mkfifo(tmp_path / "pipe.py")
+    code = ("import sys; from auxcheck.migrate.scan import scan_paths; "
+            "print(*[f.message for f in scan_paths(['.'], every_file=True)])")
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=30, check=False)
+    assert "it is a FIFO (named pipe), not a regular file" in done.stdout
+
+
+def test_a_symlink_met_in_a_folder_is_not_followed_and_said_so(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A link to a .py file inside a walked folder is not followed; the summary says so."""
+    (tmp_path / "real.py").write_text(FIXABLE)
+    (tmp_path / "link.py").symlink_to("real.py")
+    assert main([str(tmp_path)]) == 0
+    err = capsys.readouterr().err
+    assert f"did not follow 1 symlink: {tmp_path / 'link.py'}" in err
+
+
+# ---------------------------------------------------------------- 5: concurrent edits
+
+
+def test_a_file_edited_during_the_run_keeps_the_users_edit(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """An edit made between read and write wins: the file fails with 'changed while...'."""
+    path = tmp_path / "m.py"
+    path.write_text(FIXABLE)
+    process = runner.process_source
+
+    def edit_meanwhile(*args: object, **kwargs: object) -> runner.FileOutcome:
+        subprocess.run([sys.executable, "-c",
+                        f"open({str(path)!r}, 'a').write('# mine\\n')"], check=True)
+        return process(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(runner, "process_source", edit_meanwhile)
+    assert main([str(path)]) == 1
+    assert path.read_text() == FIXABLE + "# mine\n"
+    assert "changed while auxcheck ran" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- 6: hard links
+
+
+def test_a_hard_linked_file_is_refused_unless_asked(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A file with two links is left alone with why; --break-hardlinks rewrites and says so."""
+    (tmp_path / "a.py").write_text(FIXABLE)
+    os.link(tmp_path / "a.py", tmp_path / "b.py")
+    assert main([str(tmp_path / "a.py")]) == 1
+    assert "a.py: error: it has 2 hard links" in capsys.readouterr().err
+    assert (tmp_path / "a.py").read_text() == FIXABLE
+    assert main(["--break-hardlinks", str(tmp_path / "a.py")]) == 0
+    assert "(it had 2 hard links: the other link keeps the old text)" in capsys.readouterr().err
+    assert (tmp_path / "a.py").read_text() == MIGRATED
+    assert (tmp_path / "b.py").read_text() == FIXABLE
+
+
+# ---------------------------------------------------------------- 7: one file, one visit
+
+
+@pytest.mark.parametrize("spellings", [
+    ["d", "d/"], ["d", "d/sub"], ["d", "./d"], ["d", "link"], ["d/sub/a.py", "d"],
+], ids=["trailing-slash", "subfolder", "dot-slash", "linked-folder", "file-then-folder"])
+def test_a_file_reached_through_several_roots_is_migrated_once(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, spellings: list[str],
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Two spellings of one tree count and print each file once, under the first spelling."""
+    (tmp_path / "d" / "sub").mkdir(parents=True)
+    (tmp_path / "d" / "sub" / "a.py").write_text(FIXABLE)
+    (tmp_path / "d" / "b.py").write_text(FIXABLE)
+    (tmp_path / "link").symlink_to("d")
+    monkeypatch.chdir(tmp_path)
+    assert main(spellings) == 0
+    err = capsys.readouterr().err
+    assert err.count("Rewriting ") == 2
+    assert "2 files rewritten (2 files scanned)" in err
+
+
+@pytest.mark.parametrize("spellings", [["d", "d/"], ["d", "./d", "d"]],
+                         ids=["trailing-slash", "three-spellings"])
+def test_a_place_reached_through_several_roots_is_noted_once(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, spellings: list[str],
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """A link not followed and a folder skipped by default are listed once, not per root."""
+    (tmp_path / "d" / "venv").mkdir(parents=True)
+    (tmp_path / "d" / "venv" / "pyvenv.cfg").write_text("")
+    (tmp_path / "d" / "a.py").write_text(FIXABLE)
+    (tmp_path / "d" / "link.py").symlink_to("a.py")
+    monkeypatch.chdir(tmp_path)
+    assert main(["--check", *spellings]) == 1
+    err = capsys.readouterr().err
+    assert "skipped 1 folder by default: d/venv (" in err
+    assert "did not follow 1 symlink: d/link.py (" in err
+
+
+# ---------------------------------------------------------------- 8: folders not entered
+
+
+def test_a_package_named_like_a_skipped_folder_is_walked_and_the_rest_noted(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """build/, env/, dist/ with __init__.py are the user's code; venv/ and .git/ are noted."""
+    for name in ("build", "env", "dist", "venv", ".git"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "m.py").write_text(FIXABLE)
+        if name != ".git":
+            (tmp_path / name / "__init__.py").write_text("")
+    (tmp_path / "venv" / "pyvenv.cfg").write_text("home = /usr\n")
+    assert main(["--check", str(tmp_path)]) == 1
+    captured = capsys.readouterr()
+    assert sorted(line.split("/")[-2] for line in captured.out.splitlines()) == [
+        "build", "dist", "env"]
+    assert (f"auxcheck migrate: skipped 2 folders by default: {tmp_path / '.git'}, "
+            f"{tmp_path / 'venv'} (name a folder to migrate it)") in captured.err
+
+
+def test_a_folder_that_cannot_be_listed_fails_with_a_note(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """A folder os.scandir refuses is one failure naming it (exit 1), not silence."""
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    (locked / "m.py").write_text(FIXABLE)
+    if ROOT:  # chmod stops nobody who is root: refuse the listing as the kernel would
+        scandir = os.scandir
+
+        def refusing(path: str) -> object:
+            if os.path.abspath(path) == str(locked):
+                raise PermissionError(13, "Permission denied", path)
+            return scandir(path)
+
+        monkeypatch.setattr(os, "scandir", refusing)
+    else:
+        locked.chmod(0)
+    try:
+        assert main([str(tmp_path)]) == 1
+    finally:
+        locked.chmod(0o755)
+    assert (f"{locked}: error: cannot list this folder (Permission denied); its files were "
+            "not migrated") in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- 9: [tool.auxcheck]
+
+
+BAD_PYPROJECTS = {
+    "tool-is-a-number": ("tool = 5\n", "tool must be a table"),
+    "auxcheck-is-a-number": ("[tool]\nauxcheck = 5\n", "tool.auxcheck must be a table"),
+    "migrate-is-a-string": ('[tool.auxcheck]\nmigrate = "x"\n',
+                            "tool.auxcheck.migrate must be a table"),
+}
+
+
+@pytest.mark.parametrize(("text", "message"), BAD_PYPROJECTS.values(), ids=BAD_PYPROJECTS.keys())
+def test_a_malformed_tool_table_is_a_usage_error_naming_file_and_key(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str, message: str,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """`tool = 5` and friends exit 2 naming pyproject.toml and the key, no traceback."""
+    (tmp_path / "pyproject.toml").write_text(text)
+    (tmp_path / "m.py").write_text(FIXABLE)
+    monkeypatch.chdir(tmp_path)
+    assert main(["m.py"]) == 2
+    assert f"{tmp_path / 'pyproject.toml'}: {message}" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    *list(BAD_PYPROJECTS.values())[:2],
+    ("[tool.auxcheck]\nignore = 5\n", "[tool.auxcheck] ignore must be a list"),
+], ids=["tool-is-a-number", "auxcheck-is-a-number", "ignore-is-a-number"])
+def test_the_shared_ignore_reader_rejects_a_malformed_tool_table(
+        tmp_path: Path, text: str, message: str) -> None:
+    """project_ignore (auxcheck check, pytest --auxcheck) raises InvalidArgument, not a crash."""
+    (tmp_path / "pyproject.toml").write_text(text)
+    with pytest.raises(InvalidArgument, match=message.replace("[", r"\[").replace(".", r"\.")):
+        project_ignore(tmp_path)
+
+
+# ---------------------------------------------------------------- 10: size
+
+
+def test_a_file_over_the_size_limit_is_left_unchanged_with_a_note(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A file over --max-file-size fails with how to raise the limit; exit 1."""
+    path = tmp_path / "big.py"
+    path.write_text(FIXABLE + "x = 1\n" * 400)
+    assert main(["--max-file-size", "1KB", str(path)]) == 1
+    assert ("big.py: error: 2,466 bytes, over --max-file-size 1,024 (parsing takes about "
+            "1,000 times a file's size in memory); pass --max-file-size 2MB to migrate it; "
+            "left unchanged") in capsys.readouterr().err
+    assert main(["--max-file-size", "1MB", str(path)]) == 0
+
+
+def test_the_scans_leave_a_file_over_the_size_limit_unparsed_and_say_so(tmp_path: Path) -> None:
+    """A generated 3 MB module costs the imports item an AUX504 naming the limit, not 3 GB."""
+    from auxcheck._plugin_scan import scan_project
+
+    (tmp_path / "big.py").write_text(FIXABLE + "x = 1\n" * 520_000)
+    [finding] = scan_paths([str(tmp_path)])
+    assert (finding.code, finding.location) == ("AUX504", f"{tmp_path / 'big.py'}:1:1")
+    assert finding.message.startswith("was not parsed: 3,120,066 bytes, over the 2,097,152 bytes")
+    [note] = scan_project(tmp_path).unreadable
+    assert note.startswith("big.py:1:1: not scanned, AUX504 was not parsed: 3,120,066 bytes")
+
+
+@pytest.mark.parametrize(("text", "size"), [
+    ("2MB", 2 << 20), ("500kb", 500 << 10), ("1048576", 1 << 20), ("0", None), ("none", None),
+], ids=["megabytes", "kilobytes", "bytes", "zero", "none"])
+def test_file_sizes_parse_with_units(text: str, size: int | None) -> None:
+    """--max-file-size takes bytes or K/M/G units; 0 and none mean no limit."""
+    from auxcheck.cli.migrate import file_size
+
+    assert file_size(text) == size
+
+
+def test_the_default_size_limit_is_two_megabytes() -> None:
+    """The default limit keeps a 20 MB generated file away from libcst."""
+    assert runner.DEFAULT_MAX_FILE_SIZE == 2 << 20
+
+
+# ---------------------------------------------------------------- more hostile trees
+
+
+@pytest.mark.skipif(not LINUX, reason="Linux file names may be any bytes")
+def test_names_with_newlines_and_bytes_that_are_not_utf8_are_printed_escaped(
+        tmp_path: Path) -> None:
+    """Odd file names are migrated and printed escaped, without a traceback."""
+    (tmp_path / "new\nline.py").write_text(FIXABLE)
+    (Path(os.fsdecode(bytes(tmp_path)) + "/bad\udcff.py")).write_text(FIXABLE)
+    done = cli(".", cwd=tmp_path)
+    assert (done.returncode, "Traceback" in done.stderr) == (0, False)
+    assert "Rewriting ./new\\nline.py\n" in done.stderr
+    assert "Rewriting ./bad\\xff.py\n" in done.stderr
+
+
+def test_a_read_only_folder_fails_the_file_naming_the_folder(tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch,
+                                                             capsys: pytest.CaptureFixture[str],
+                                                             ) -> None:
+    """No temporary file can be made: the file fails, naming the folder and the fix."""
+    import tempfile
+
+    (tmp_path / "m.py").write_text(FIXABLE)
+
+    def refusing(*args: object, **kwargs: object) -> object:
+        raise PermissionError(13, "Permission denied")
+
+    if ROOT:  # root writes in any folder: refuse the temporary file as the kernel would
+        monkeypatch.setattr(tempfile, "NamedTemporaryFile", refusing)
+    else:
+        tmp_path.chmod(0o555)
+    try:
+        assert main([str(tmp_path / "m.py")]) == 1
+    finally:
+        tmp_path.chmod(0o755)
+    assert (f"cannot create a temporary file in {tmp_path} (Permission denied); make that "
+            "folder writable") in capsys.readouterr().err
+
+
+def test_a_file_deleted_after_the_prefilter_is_one_failure(tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch,
+                                                            ) -> None:
+    """A candidate that vanishes before its worker reads it fails alone, the run goes on."""
+    (tmp_path / "a.py").write_text(FIXABLE)
+    (tmp_path / "b.py").write_text(FIXABLE)
+    migrate = runner.migrate_file
+
+    def delete_first(path: str, **kwargs: object) -> runner.FileOutcome:
+        if path.endswith("a.py"):
+            os.unlink(path)
+        return migrate(path, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(runner, "migrate_file", delete_first)
+    summary = runner.run([str(tmp_path)], moves=builtin_moves(), mode="write", jobs=1)
+    assert [(Path(o.path).name, o.status) for o in summary.outcomes] == [
+        ("a.py", "failed"), ("b.py", "changed")]
+    assert summary.failed[0].reason.startswith("cannot read: No such file or directory")
+
+
+def test_many_files_are_walked_in_order_each_once(tmp_path: Path) -> None:
+    """2,000 files in one folder come back sorted and unique."""
+    for i in range(2000):
+        (tmp_path / f"m{i:04}.py").touch()
+    found = list(iter_python_files([str(tmp_path), str(tmp_path)]))
+    assert found == sorted(found) and len(found) == 2000
