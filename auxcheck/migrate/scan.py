@@ -13,7 +13,7 @@ import ast
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import lru_cache
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from auxcheck._astutil import catches_import_error as _catches_import_error
 from auxcheck._astutil import dotted_name as _dotted_name
@@ -33,6 +33,7 @@ __all__ = [
     "Use",
     "alias_spans",
     "analyze",
+    "fstring_targets",
     "is_defining_module",
     "moved_names",
     "package_of",
@@ -149,6 +150,11 @@ def target_spans(text: str, moves: MoveTable) -> list[tuple[int, int, str, str]]
     targets) for a name ``X`` that left ``old``; ``start:end`` spans the ``old`` part,
     so ``"old.X.method"`` keeps ``.X.method``. The longest old module wins.
     """
+    return [(start, end, old, new) for start, end, old, new, _ in _target_tokens(text, moves)]
+
+
+def _target_tokens(text: str, moves: MoveTable) -> list[tuple[int, int, str, str, int]]:
+    """Returns target_spans with, last, where the whole dotted token ends."""
     if not any(top in text for top in _tops(moves)):
         return []  # the cheap test: most strings name no old module's package at all
     moved = moved_names(moves)
@@ -164,8 +170,18 @@ def target_spans(text: str, moves: MoveTable) -> list[tuple[int, int, str, str]]
                      if parts[k] in moved.get(".".join(parts[:k]), {})][:1]
         for k, name in found:
             old = ".".join(parts[:k])
-            spans.append((match.start(), match.start() + len(old), old, moved[old][name]))
+            spans.append((match.start(), match.start() + len(old), old, moved[old][name],
+                          match.end()))
     return spans
+
+
+def _target_names(text: str, moves: MoveTable) -> list[tuple[str, str]]:
+    """Returns ``(old, moved name)`` for each dotted target in ``text``."""
+    names = []
+    for start, end, old, _, token_end in _target_tokens(text, moves):
+        rest = text[end + 1:token_end]
+        names.append((old, re.split(r"[.:]", rest, maxsplit=1)[0]))
+    return names
 
 
 def alias_spans(text: str, moves: MoveTable,
@@ -191,17 +207,21 @@ def alias_spans(text: str, moves: MoveTable,
 
 def rewrite_string(text: str, moves: MoveTable, aliases: Mapping[str, str] | None = None,
                    replacements: Mapping[tuple[str, str], str] | None = None,
-                   module_text: Callable[[str, str], str] | None = None) -> str | None:
+                   module_text: Callable[[str, str], str] | None = None, *,
+                   annotation: bool = False) -> str | None:
     """Returns ``text`` with dotted targets of moved names pointed at their new module.
 
     ``"old.X"`` and ``"old:X"`` become ``"new.X"`` / ``"new:X"`` anywhere (or
     ``module_text(old, new)`` in place of ``old`` when given); ``"m.X"`` for a module
     alias ``m`` (``aliases``: alias -> old module) is rewritten only in strings that are
     whole type expressions, to ``replacements[(m, new)]`` (the alias itself when
-    missing). Returns None when nothing changes.
+    missing). In an ``annotation``, ``"old.X"`` becomes ``replacements[(old, new)]``
+    when the file imports ``old`` by its dotted name (the name the rewrite binds).
+    Returns None when nothing changes.
     """
+    chosen = replacements if annotation and replacements else {}
     edits: list[tuple[int, int, str]] = [
-        (start, end, module_text(old, new) if module_text else new)
+        (start, end, chosen.get((old, new)) or (module_text(old, new) if module_text else new))
         for start, end, old, new in target_spans(text, moves)]
     for start, end, owner, _, new in alias_spans(text, moves, aliases or {}):
         if not any(s <= start < e for s, e, _ in edits):
@@ -210,6 +230,53 @@ def rewrite_string(text: str, moves: MoveTable, aliases: Mapping[str, str] | Non
     for start, end, value in sorted(edits, reverse=True):
         result = result[:start] + value + result[end:]
     return None if result == text else result
+
+
+FStringVerdict = Literal["fix", "unsafe", "dynamic"]
+
+
+class FStringTarget(NamedTuple):
+    """One old module named in a literal part of an f-string, and whether it may change.
+
+    ``part`` indexes the f-string's literal parts; ``start:end`` spans ``old`` in that
+    part. ``fix``: the moved name follows literally; ``unsafe``: a replacement field
+    touches the dotted name (``f"{p}old.X"``, ``f"old.X{s}"``), so the name at run time
+    is not the one written; ``dynamic``: the attribute itself is a field (``f"old.{n}"``).
+    """
+
+    part: int
+    start: int
+    end: int
+    old: str
+    new: str
+    verdict: FStringVerdict
+
+
+_DYNAMIC_TAIL = re.compile(r"(?<![\w.])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)[.:]$")
+
+
+def fstring_targets(parts: Sequence[str | None], moves: MoveTable) -> list[FStringTarget]:
+    """Returns every old module named in an f-string's literal parts, with its verdict.
+
+    ``parts`` are the f-string's pieces in order: the text of each literal part, None
+    for each replacement field. The scanner passes decoded texts, the rewrite the source
+    texts; both see the same fields, so they agree on what may be rewritten.
+    """
+    found: list[FStringTarget] = []
+    for i, text in enumerate(parts):
+        if text is None:
+            continue
+        after_field = i > 0 and parts[i - 1] is None
+        before_field = i + 1 < len(parts) and parts[i + 1] is None
+        for start, end, old, new, token_end in _target_tokens(text, moves):
+            touched = (after_field and start == 0) or (before_field and token_end == len(text))
+            found.append(FStringTarget(i, start, end, old, new, "unsafe" if touched else "fix"))
+        tail = _DYNAMIC_TAIL.search(text) if before_field else None
+        if tail is not None and tail.group(1) in moves.old_modules and not (
+                after_field and tail.start() == 0):
+            found.append(FStringTarget(i, tail.start(1), tail.end(1), tail.group(1), "",
+                                       "dynamic"))
+    return found
 
 
 @lru_cache(maxsize=16)
@@ -222,9 +289,12 @@ def moved_names(moves: MoveTable) -> dict[str, dict[str, str]]:
 class _Scanner(ast.NodeVisitor):
     """Collects an Analysis over one module's ast."""
 
-    def __init__(self, moves: MoveTable, package: str | None) -> None:
+    def __init__(self, moves: MoveTable, package: str | None, source: str | None = None) -> None:
         self.moves = moves
         self.package = package
+        self.source = source
+        """The text parsed, when known: a target spelled with escapes cannot be rewritten."""
+        self._lines: list[bytes] | None = None
         self.result = Analysis()
         self.depth = 0
         self.scopes = 0
@@ -235,9 +305,35 @@ class _Scanner(ast.NodeVisitor):
         self.exported: set[str] = set()
         """Names listed in ``__all__`` (a star import may be what defines them)."""
         self.strings: list[ast.Constant] = []
+        self.fstrings: list[tuple[ast.JoinedStr, ast.JoinedStr]] = []
+        """Each f-string (format specs included) with the outermost f-string holding it."""
+        self.outer: ast.JoinedStr | None = None
+        self.annotation_strings: set[int] = set()
+        """ids of the strings inside annotations (parameters, returns, annotated names)."""
+        self.joins: list[ast.BinOp] = []
+        self.lookups: list[ast.Call] = []
+        """``getattr``/``hasattr`` calls: a moved name looked up on an old module's alias."""
+        self.module_constants: dict[str, str] = {}
+        """Module-level names assigned an old module's dotted name (``OLD = "old"``)."""
         self.attributes: list[ast.Attribute] = []
         self.names: list[ast.Name] = []
 
+
+    def segment(self, node: ast.expr) -> str | None:
+        """Returns the source text of ``node`` (as :func:`ast.get_source_segment` does), the
+        lines split once per file rather than once per call."""
+        if self.source is None or node.end_lineno is None or node.end_col_offset is None:
+            return None
+        if self._lines is None:  # ast's own line ends: \r\n, \r, \n (not \f or \v)
+            self._lines = [line.encode() for line in _LINE.findall(self.source)]
+        first, last = node.lineno - 1, node.end_lineno - 1
+        if last >= len(self._lines):
+            return None
+        if first == last:
+            return self._lines[first][node.col_offset:node.end_col_offset].decode()
+        parts = [self._lines[first][node.col_offset:], *self._lines[first + 1:last],
+                 self._lines[last][:node.end_col_offset]]
+        return b"".join(parts).decode()
     def _use(self, code: str, node: ast.AST, seen: str, expected: str) -> None:
         line, col = getattr(node, "lineno", 1), getattr(node, "col_offset", 0) + 1
         self.result.uses.append(Use(code, line, col, seen, expected))
@@ -350,6 +446,8 @@ class _Scanner(ast.NodeVisitor):
     def _scope(self, node: ast.AST) -> None:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             self._bind(node.name)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            self._annotation(node.returns)
         is_function = not isinstance(node, ast.ClassDef)
         self.scopes += is_function
         self._nested(node)
@@ -360,7 +458,13 @@ class _Scanner(ast.NodeVisitor):
 
     def visit_arg(self, node: ast.arg) -> None:
         self._bind(node.arg)
+        self._annotation(node.annotation)
         self.generic_visit(node)
+
+    def _annotation(self, node: ast.expr | None) -> None:
+        if node is not None:
+            self.annotation_strings.update(id(n) for n in ast.walk(node)
+                                           if isinstance(n, ast.Constant))
 
     def visit_ExceptHandler(self, node: ast.ExceptHandler) -> None:
         if node.name:
@@ -394,6 +498,10 @@ class _Scanner(ast.NodeVisitor):
 
     def visit_Assign(self, node: ast.Assign) -> None:
         self._exports(node.targets, node.value)
+        target = node.targets[0] if len(node.targets) == 1 else None
+        if (not self.depth and isinstance(target, ast.Name) and isinstance(node.value, ast.Constant)
+                and node.value.value in self.moves.old_modules):
+            self.module_constants[target.id] = str(node.value.value)
         self.generic_visit(node)
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
@@ -401,6 +509,7 @@ class _Scanner(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        self._annotation(node.annotation)
         if node.value is not None:
             self._exports([node.target], node.value)
         self.generic_visit(node)
@@ -415,7 +524,25 @@ class _Scanner(ast.NodeVisitor):
         if isinstance(node.value, str):
             self.strings.append(node)
 
+    def visit_JoinedStr(self, node: ast.JoinedStr) -> None:
+        # Its literal parts are read together (a field next to a name changes the name),
+        # never as strings of their own.
+        outer = self.outer or node
+        self.fstrings.append((node, outer))
+        self.outer = outer
+        for value in node.values:
+            if isinstance(value, ast.FormattedValue):
+                self.visit(value)
+        self.outer = None if outer is node else outer
+
+    def visit_BinOp(self, node: ast.BinOp) -> None:
+        self.joins.append(node)
+        self.generic_visit(node)
+
     def visit_Call(self, node: ast.Call) -> None:
+        if (isinstance(node.func, ast.Name) and node.func.id in ("getattr", "hasattr")
+                and len(node.args) >= 2):
+            self.lookups.append(node)
         target = _dotted_name(node.func)
         if target in ("importlib.import_module", "import_module", "__import__") and node.args:
             arg = node.args[0]
@@ -470,9 +597,106 @@ def _string_uses(scanner: _Scanner) -> None:
                 owner, _, name = match.group().rpartition(".")
                 if owner in aliases and name not in moved_names(moves).get(aliases[owner], {}):
                     scanner.result.alias_other_uses.add(owner)
-        if spans or target_spans(node.value, moves):
+        targets = _target_tokens(node.value, moves)
+        if id(node) in scanner.annotation_strings and _TYPE_EXPRESSION.fullmatch(node.value):
+            for old, name in _target_names(node.value, moves):  # "old.X" through `import old`
+                if old in scanner.result.dotted:
+                    scanner.result.owner_moved.setdefault(old, set()).add(name)
+        unspelled = _unspelled(scanner, node, node.value, targets)
+        if unspelled:
+            scanner._use("AUX502", node, f"string {node.value!r} spells {unspelled} with "
+                         "escapes, a line continuation or across implicit concatenation, "
+                         "so it cannot be rewritten in place",
+                         f"write {unspelled} as plain text in one string literal, then run "
+                         "`auxcheck migrate` again")
+        elif spans or targets:
             scanner._use("AUX501", node, f"string {node.value!r} names a moved symbol's old "
                          "module", "point it at the new module")
+
+
+def _unspelled(scanner: _Scanner, node: ast.expr, text: str,
+               targets: list[tuple[int, int, str, str, int]]) -> str | None:
+    """Returns the first dotted target of ``text`` the source of ``node`` does not spell
+    as plain text (so no rewrite of the source can reach it); None when all are plain."""
+    if not targets:
+        return None
+    segment = scanner.segment(node)
+    if segment is None:
+        return None
+    return next((text[start:end] for start, _, _, _, end in targets if not re.search(
+        r"(?<![\w.])" + re.escape(text[start:end]) + r"(?![\w])", segment)), None)
+
+
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
+"""One line of source with its end, split where :mod:`ast` splits lines."""
+
+_FIELD_TAIL = re.compile(r"[.:]([A-Za-z_]\w*)")
+
+
+def _fstring_uses(scanner: _Scanner) -> None:
+    moves = scanner.moves
+    moved = moved_names(moves)
+    for node, outer in scanner.fstrings:
+        parts = [v.value if isinstance(v, ast.Constant) and isinstance(v.value, str) else None
+                 for v in node.values]
+        for target in fstring_targets(parts, moves):
+            text = parts[target.part] or ""
+            if target.verdict == "dynamic":
+                scanner._use("AUX502", node, f"f-string names an attribute of {target.old} "
+                             "computed at run time, which may be a moved name",
+                             "write the target with the module the name lives in now")
+                continue
+            token = _DOTTED.match(text, target.start)
+            dotted = token.group() if token else target.old
+            if target.verdict == "unsafe":
+                scanner._use("AUX502", node, f"f-string joins {dotted} to a replacement field, "
+                             "so the name it targets is only known at run time",
+                             f"write the whole target with {target.new} by hand")
+            elif _unspelled(scanner, outer, text, [(target.start, target.end, "", "",
+                                                    token.end() if token else target.end)]):
+                scanner._use("AUX502", node, f"f-string spells {dotted} with escapes, so it "
+                             "cannot be rewritten in place",
+                             f"write {dotted} as plain text, then run `auxcheck migrate` again")
+            else:
+                scanner._use("AUX501", node, f"f-string naming {dotted} names a moved symbol's "
+                             "old module", "point it at the new module")
+        for i, value in enumerate(node.values[:-1]):
+            following = parts[i + 1]
+            if not (isinstance(value, ast.FormattedValue) and isinstance(value.value, ast.Name)
+                    and following is not None):
+                continue
+            old = scanner.module_constants.get(value.value.id)
+            tail = _FIELD_TAIL.match(following)
+            if old is not None and tail is not None and tail.group(1) in moved.get(old, {}):
+                scanner._use("AUX502", node, f"f-string builds {old}.{tail.group(1)} from "
+                             f"{value.value.id}, the old module's name",
+                             f"write {moved[old][tail.group(1)]}{following[:tail.end()]} "
+                             "in the string by hand")
+
+
+def _computed_uses(scanner: _Scanner) -> None:
+    """Reports a moved name reached at run time through an old module: ``getattr(m, "X")``
+    on an alias and ``OLD + ".X"`` on a constant holding the old module's name."""
+    result, moved = scanner.result, moved_names(scanner.moves)
+    for call in scanner.lookups:
+        owner, name = _dotted_name(call.args[0]), call.args[1]
+        old = result.aliases.get(owner or "") or (owner if owner in result.dotted else None)
+        if (old is not None and isinstance(name, ast.Constant) and isinstance(name.value, str)
+                and name.value in moved[old]):
+            scanner._use("AUX502", call, f"{ast.unparse(call.func)}({owner}, {name.value!r}) "
+                         f"looks up a moved name on {old}", f"look it up on "
+                         f"{moved[old][name.value]}, where it moved (import that module by hand)")
+    for join in scanner.joins:
+        left, right = join.left, join.right
+        old = scanner.module_constants.get(left.id) if isinstance(left, ast.Name) else None
+        text = right.value if isinstance(right, ast.Constant) and isinstance(
+            right.value, str) else ""
+        tail = _FIELD_TAIL.match(text)
+        if (isinstance(join.op, ast.Add) and old is not None and tail is not None
+                and tail.group(1) in moved.get(old, {})):
+            scanner._use("AUX502", join, f"{ast.unparse(join)} builds {old}.{tail.group(1)} "
+                         "from the old module's name",
+                         f"write \"{moved[old][tail.group(1)]}{text}\" by hand")
 
 
 def _star_uses(scanner: _Scanner) -> None:
@@ -496,13 +720,20 @@ def _first_star(scanner: _Scanner, old: str) -> ast.AST:
     return node
 
 
-def analyze(tree: ast.Module, moves: MoveTable, *, package: str | None = None) -> Analysis:
-    """Returns what ``tree`` does with old modules: AUX501/AUX502 uses and rewrite needs."""
-    scanner = _Scanner(moves, package)
+def analyze(tree: ast.Module, moves: MoveTable, *, package: str | None = None,
+            source: str | None = None) -> Analysis:
+    """Returns what ``tree`` does with old modules: AUX501/AUX502 uses and rewrite needs.
+
+    ``source`` is the text ``tree`` was parsed from: given, a string target that its
+    source spells with escapes (which no rewrite of the source reaches) is AUX502.
+    """
+    scanner = _Scanner(moves, package, source)
     scanner.visit(tree)
     _shadowed_aliases(scanner)
     _attribute_uses(scanner)
     _string_uses(scanner)
+    _fstring_uses(scanner)
+    _computed_uses(scanner)
     _star_uses(scanner)
     scanner.result.uses.sort(key=lambda u: (u.line, u.col, u.code))
     return scanner.result
@@ -518,18 +749,27 @@ def scan_source(text: str, *, moves: MoveTable | None = None, module: str | None
     table = moves or builtin_moves()
     if is_defining_module(module, table):
         return []
-    tree = ast.parse(text, filename=path)
-    analysis = analyze(tree, table, package=package_of(module, is_package=is_package))
+    from auxcheck.migrate._files import deep_call
+
+    tree = ast.parse(text, filename=path)  # Python's own limits decide what parses
+    # what Python parsed, the analysis walks, however deep (a long flat expression nests)
+    analysis = deep_call(lambda: analyze(tree, table, source=text,
+                                         package=package_of(module, is_package=is_package)))
     return [use.finding(path) for use in analysis.uses]
 
 
 def _scan_file(path: str, table: MoveTable, report: Report) -> None:
     """Adds the findings of the file at ``path``: its uses, or AUX504 when it is broken."""
-    from auxcheck.migrate._files import PARSE_ERRORS, broken_file_finding
+    from auxcheck.migrate._files import (
+        DEFAULT_MAX_FILE_SIZE,
+        PARSE_ERRORS,
+        FileTooLarge,
+        broken_file_finding,
+    )
 
     try:
-        source = read_source(path)
-    except UndecodableFile as exc:
+        source = read_source(path, max_size=DEFAULT_MAX_FILE_SIZE)
+    except (UndecodableFile, FileTooLarge) as exc:
         report.add(broken_file_finding(path, exc))
         return
     module = module_name_of(path, anchors=table.packages)
@@ -551,12 +791,12 @@ def scan_paths(paths: Sequence[str] | Iterable[str], *, moves: MoveTable | None 
     broken file of a plugin is reported); libcst is never imported. ``pytest
     --auxcheck`` calls this.
     """
-    from auxcheck.migrate._files import Prefilter, broken_file_finding
+    from auxcheck.migrate._files import DEFAULT_MAX_FILE_SIZE, Prefilter, broken_file_finding
     from auxcheck.report import Report
 
     table = moves or builtin_moves()
     report = Report("auxcheck migrate --check")
-    could_use = Prefilter(table.needles(), table.could_use)
+    could_use = Prefilter(table.needles(), table.could_use, max_size=DEFAULT_MAX_FILE_SIZE)
     for path in iter_python_files(paths, exclude=exclude):
         try:
             if every_file or could_use(path):

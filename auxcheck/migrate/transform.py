@@ -16,9 +16,10 @@ never raises: it returns a result saying whether the text changed, or why it fai
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, TypeVar
 
 import libcst as cst
 from libcst.codemod import (
@@ -39,6 +40,7 @@ from auxcheck.migrate._style import ImportStyle
 from auxcheck.migrate.scan import (
     Analysis,
     analyze,
+    fstring_targets,
     is_defining_module,
     moved_names,
     package_of,
@@ -127,10 +129,46 @@ def _magic_comma(node: cst.ImportFrom) -> bool:
 
 def _starts_block(stmt: cst.BaseStatement) -> bool:
     lines = getattr(stmt, "leading_lines", ())
-    return any(line.comment is None for line in lines)
+    return any(line.comment is None or _SPLIT.match(line.comment.value) for line in lines)
 
 
-def _catches_import_error(handler: cst.ExceptHandler) -> bool:
+_SPLIT = re.compile(r"#\s*(?:ruff:\s*)?isort:\s*split\b")
+_REGION = re.compile(r"#\s*(?:(?:ruff:\s*)?isort|fmt|yapf):\s*(off|on|disable|enable)\b")
+_SKIP = re.compile(r"#.*\b(?:(?:ruff:\s*)?isort|fmt):\s*skip\b(?!_)")
+_SKIP_FILE = re.compile(
+    r"^\s*#\s*(?:ruff:\s*)?isort:\s*skip_file\b|^\s*isort:\s*skip_file\b"
+    r"|^\s*#\s*(?:ruff|flake8):\s*noqa\s*(?:$|:[^\n]*\bI(?:001)?\b)", re.MULTILINE)
+
+
+def keeps_import_order(text: str) -> bool:
+    """Returns True when the file asks isort and ruff not to sort its imports at all
+    (``# isort: skip_file``, ``# ruff: noqa`` or ``# ruff: noqa: I001``)."""
+    return _SKIP_FILE.search(text) is not None
+
+
+def _frozen_statements(body: Sequence[cst.BaseStatement], *, whole: bool) -> set[int]:
+    """Returns the indices of the statements the import sorters leave where they are: in a
+    ``# isort: off`` / ``# fmt: off`` region, ending ``# isort: skip`` / ``# fmt: skip``,
+    or every one when the file keeps its import order (``whole``)."""
+    if whole:
+        return set(range(len(body)))
+    frozen, off = set(), False
+    for i, stmt in enumerate(body):
+        for line in getattr(stmt, "leading_lines", ()):
+            match = _REGION.match(line.comment.value) if line.comment else None
+            if match is not None:
+                off = match.group(1) in ("off", "disable")
+        trailing = getattr(stmt, "trailing_whitespace", None)
+        comment = trailing.comment if isinstance(trailing, cst.TrailingWhitespace) else None
+        if off or (comment is not None and _SKIP.match(comment.value)):
+            frozen.add(i)
+    return frozen
+
+
+_Handler = TypeVar("_Handler", cst.ExceptHandler, cst.ExceptStarHandler)
+
+
+def _catches_import_error(handler: cst.ExceptHandler | cst.ExceptStarHandler) -> bool:
     # The libcst twin of _astutil.catches_import_error: the scan and the rewrite must agree.
     kinds = handler.type
     if kinds is None:
@@ -157,8 +195,12 @@ class MigrateImportsCommand(Codemod):
 
     def __init__(self, context: CodemodContext, *, moves: MoveTable, analysis: Analysis,
                  package: str | None = None, compat: bool = False,
-                 style: ImportStyle | None = None) -> None:
+                 style: ImportStyle | None = None, keep_order: bool = False) -> None:
         super().__init__(context)
+        self.keep_order = keep_order
+        """The file asks its import sorter to leave every import where it is."""
+        self.frozen: set[int] = set()
+        """The statements of the list being rewritten that must stay where they are."""
         self.moves = moves
         self.analysis = analysis
         self.package = package
@@ -221,6 +263,47 @@ class MigrateImportsCommand(Codemod):
             self.constants[(old, new)] = name
         return self.constants[(old, new)]
 
+    def renamed_in(self, suite: cst.BaseSuite) -> list[tuple[str, str]]:
+        """Returns ``(alias, name)`` for each old-module alias a statement of ``suite``
+        binds whose moved uses the rewrite gives another name (``so`` -> ``auxiliary_output``)."""
+        body = suite.body if isinstance(suite, cst.IndentedBlock) else [suite]
+        renamed: list[tuple[str, str]] = []
+        for stmt in body:
+            smalls = stmt.body if isinstance(stmt, (cst.SimpleStatementLine,
+                                                    cst.SimpleStatementSuite)) else []
+            for small in smalls:
+                if not isinstance(small, (cst.Import, cst.ImportFrom)) or not isinstance(
+                        small.names, Sequence):
+                    continue
+                module = self._resolve(small) if isinstance(small, cst.ImportFrom) else None
+                for name, asname in _alias_items(small.names):
+                    old = self._bound_alias(module, name, asname)
+                    owner = asname or (name if module is not None else old or "")
+                    if old is None or "." in owner:
+                        continue
+                    renamed += [(owner, text) for _, text in sorted(self.plan[owner].items())
+                                if text != owner and (owner, text) not in renamed]
+        return renamed
+
+    def rebound(self, handler: _Handler, renamed: Sequence[tuple[str, str]]) -> _Handler:
+        """Returns ``handler`` binding each new name to what it binds the alias to, hidden
+        from type checkers (which see the new module); unchanged when it binds none."""
+        bound = _names_bound(handler.body)
+        pairs = [(owner, text) for owner, text in renamed if owner in bound]
+        if not pairs or not _catches_import_error(handler):
+            return handler
+        guard = self.type_checking_name()
+        lines = "".join(f"    {text} = {owner}\n" for owner, text in pairs)
+        stmt = cst.parse_statement(f"if not {guard}:\n{lines}")
+        suite: cst.BaseSuite = handler.body
+        if isinstance(suite, cst.SimpleStatementSuite):  # `except ImportError: so = None`
+            return handler.with_changes(body=cst.IndentedBlock(
+                body=[*_own_lines([small for small in suite.body if isinstance(
+                    small, cst.BaseSmallStatement)]), stmt], header=suite.trailing_whitespace))
+        if isinstance(suite, cst.IndentedBlock):
+            return handler.with_changes(body=suite.with_changes(body=[*suite.body, stmt]))
+        return handler
+
     def type_checking_name(self) -> str:
         """Returns how this module names ``typing.TYPE_CHECKING`` (imported when missing)."""
         if self.analysis.type_checking is not None:
@@ -250,6 +333,7 @@ class MigrateImportsCommand(Codemod):
         anchors = [i for i, s in enumerate(body) if self._touches(s)]
         if not anchors:
             return list(body)
+        self.frozen = _frozen_statements(body, whole=self.keep_order)
         blocks = {i: self._block(body, i) for i in anchors}
         work = list(body)
         prefixes: dict[int, Sequence[cst.EmptyLine]] = {}
@@ -259,12 +343,13 @@ class MigrateImportsCommand(Codemod):
             prefixes[start] = stmt.leading_lines
             work[start] = stmt.with_changes(leading_lines=())
         slots: list[list[cst.BaseStatement]] = [[s] for s in work]
-        additions: dict[tuple[str, int, str, str | None], _Addition] = {}
+        additions: dict[tuple[int, tuple[str, int, str, str | None]], _Addition] = {}
         for i in anchors:
             kept, adds = self._split(work[i], i)
             slots[i] = kept
+            group = i if i in self.frozen else -1  # a frozen statement's names stay with it
             for add in adds:
-                self._merge_addition(additions, add)
+                self._merge_addition(additions, add, group)
         for add in additions.values():
             self._place(slots, blocks[add.anchor], add, indent, compat)
         for start, end in set(blocks.values()):
@@ -327,11 +412,16 @@ class MigrateImportsCommand(Codemod):
         return resolve_relative(level, _module_text(node) or None, self.package)
 
     def _block(self, body: Sequence[cst.BaseStatement], index: int) -> tuple[int, int]:
+        """Returns the first and last index of the import block around ``index``: a frozen
+        statement is a block of its own, and no block reaches into one."""
         start = end = index
-        while start > 0 and _single_import(body[start - 1]) and not _starts_block(body[start]):
+        if index in self.frozen:
+            return start, end
+        while (start > 0 and _single_import(body[start - 1]) and not _starts_block(body[start])
+               and start - 1 not in self.frozen):
             start -= 1
         while end + 1 < len(body) and _single_import(body[end + 1]) and not _starts_block(
-                body[end + 1]):
+                body[end + 1]) and end + 1 not in self.frozen:
             end += 1
         return start, end
 
@@ -361,7 +451,7 @@ class MigrateImportsCommand(Codemod):
         kept = self._without(stmt, node, leaving)
         if not kept and isinstance(node, cst.ImportFrom) and len(
                 {add.key for add in adds}) == 1:
-            whole: dict[tuple[str, int, str, str | None], _Addition] = {}
+            whole: dict[tuple[int, tuple[str, int, str, str | None]], _Addition] = {}
             for add in adds:
                 self._merge_addition(whole, add)
             adds = list(whole.values())
@@ -460,11 +550,11 @@ class MigrateImportsCommand(Codemod):
     # -- adding imports -----------------------------------------------------------------
 
     @staticmethod
-    def _merge_addition(additions: dict[tuple[str, int, str, str | None], _Addition],
-                        add: _Addition) -> None:
-        known = additions.get(add.key)
+    def _merge_addition(additions: dict[tuple[int, tuple[str, int, str, str | None]], _Addition],
+                        add: _Addition, group: int = -1) -> None:
+        known = additions.get((group, add.key))
         if known is None:
-            additions[add.key] = add
+            additions[(group, add.key)] = add
             return
         known.original = None
         known.names += [n for n in add.names if n not in known.names]
@@ -516,6 +606,9 @@ class MigrateImportsCommand(Codemod):
         if compat:
             self._place_compat(slots, block, add, indent)
             return
+        if add.anchor in self.frozen:  # where the user's statement was, unsorted
+            slots[add.anchor].extend(self._frozen_statements(add, indent))
+            return
         commented = add.comment or add.member_comments or any(
             line.comment for line in add.comments) or (
                 add.original is not None and _has_comment(add.original))
@@ -523,7 +616,7 @@ class MigrateImportsCommand(Codemod):
                 slots, max(add.anchor, block[1]), add.level, add.module, add.names, indent):
             return
         target = next(((s, p, node) for s, p, node in reachable
-                       if self._merge_target(node, add)), None)
+                       if s not in self.frozen and self._merge_target(node, add)), None)
         if target is not None:
             joining = [n for n in add.names if self.style.combine_as or n[1] is None]
             if joining:
@@ -546,6 +639,8 @@ class MigrateImportsCommand(Codemod):
         for s, slot in enumerate(slots[:stop + 1]):
             for p, stmt in enumerate(slot):
                 node = _single_import(stmt)
+                if s in self.frozen:
+                    continue
                 if not (isinstance(node, cst.ImportFrom) and isinstance(node.names, Sequence)
                         and (len(node.relative), _module_text(node)) == (level, module)):
                     continue
@@ -632,6 +727,18 @@ class MigrateImportsCommand(Codemod):
                 relative=fresh.relative, module=fresh.module)], trailing_whitespace=trailing)]
         lines[0] = lines[0].with_changes(leading_lines=add.comments)
         return lines
+
+    def _frozen_statements(self, add: _Addition,
+                           indent: str) -> list[cst.SimpleStatementLine]:
+        """Returns the statements of ``add`` for a place the sorters skip: the user's own
+        statement re-pointed with its layout when it moves whole, else as the style writes it."""
+        lines = self._new_statements(add, indent)
+        original = add.original
+        fresh = lines[0].body[0]
+        if original is None or len(lines) != 1 or not isinstance(fresh, cst.ImportFrom):
+            return lines
+        return [lines[0].with_changes(body=[original.with_changes(
+            relative=fresh.relative, module=fresh.module)])]
 
     def statement_key(self, stmt: cst.BaseStatement) -> tuple[int, tuple[object, ...]] | None:
         """Returns where the style sorts an import statement: (section, key); None otherwise."""
@@ -720,6 +827,7 @@ class MigrateImportsCommand(Codemod):
     def finish_module(self, body: list[cst.BaseStatement]) -> list[cst.BaseStatement]:
         """Returns the module body with what --compat output needs at its top: the
         ``TYPE_CHECKING`` import and the constants naming the modules found at import time."""
+        self.frozen = _frozen_statements(body, whole=self.keep_order)
         if self.needs_type_checking:
             body = self._add_type_checking(body)
         if self.constants:
@@ -748,7 +856,8 @@ class MigrateImportsCommand(Codemod):
             return [stmt for slot in slots for stmt in slot]
         for i in range(end):
             node = _single_import(body[i])
-            if (isinstance(node, cst.ImportFrom) and not node.relative and _module_text(node)
+            if (i not in self.frozen and isinstance(node, cst.ImportFrom) and not node.relative
+                    and _module_text(node)
                     == "typing" and self._merge_target(node, _Addition(
                         "from", 0, "typing", [("TYPE_CHECKING", None)], i))):
                 body[i] = self._merged(body[i], node, [("TYPE_CHECKING", None)], "")
@@ -757,13 +866,14 @@ class MigrateImportsCommand(Codemod):
                                              [("TYPE_CHECKING", None)])[0])
         key = self.statement_key(new)
         assert key is not None
-        ordered = [(i, k) for i in range(end) if (k := self.statement_key(body[i])) is not None]
+        ordered = [(i, k) for i in range(end) if i not in self.frozen
+                   and (k := self.statement_key(body[i])) is not None]
         before = [(i, k) for i, k in ordered if k < key]
         after = next(((i, k) for i, k in ordered if k > key), None)
         if before and before[-1][1][0] == key[0]:  # the end of its own section's block
             return [*body[:before[-1][0] + 1], new, *body[before[-1][0] + 1:]]
         if after is None:  # a new section after every import (or the first import)
-            at = before[-1][0] + 1 if before else _docstring_end(body)
+            at = before[-1][0] + 1 if before else _after_future(body, end)
             new = new.with_changes(leading_lines=[cst.EmptyLine(indent=False)] if at else [])
             if at < len(body) and not before:  # code now follows an import block
                 body[at] = _after_imports(body[at])
@@ -774,6 +884,53 @@ class MigrateImportsCommand(Codemod):
         rest = own if other[0] == key[0] else [cst.EmptyLine(indent=False), *own]
         body[at] = body[at].with_changes(leading_lines=rest)
         return [*body[:at], new, *body[at:]]
+
+
+def _after_future(body: Sequence[cst.BaseStatement], end: int) -> int:
+    """Returns the index after the docstring and every ``from __future__`` import."""
+    at = _docstring_end(body)
+    for i in range(at, end):
+        node = _single_import(body[i])
+        if isinstance(node, cst.ImportFrom) and _module_text(node) == "__future__":
+            at = i + 1
+    return at
+
+
+def _names_bound(suite: cst.BaseSuite) -> set[str]:
+    """Returns the names statements of ``suite`` bind, nested blocks included (imports,
+    assignments, definitions): what an except clause may bind an alias to."""
+    bound: set[str] = set()
+
+    class Binder(cst.CSTVisitor):
+        def visit_ImportAlias(self, node: cst.ImportAlias) -> None:
+            asname = node.asname.name if node.asname else None
+            bound.add(asname.value if isinstance(asname, cst.Name)
+                      else (get_full_name_for_node(node.name) or "").partition(".")[0])
+
+        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+            bound.update(n.value for n in _target_names(node.target))
+
+        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+            bound.update(n.value for n in _target_names(node.target))
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            bound.add(node.name.value)
+            return False
+
+        def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+            bound.add(node.name.value)
+            return False
+
+    suite.visit(Binder())
+    return bound
+
+
+def _target_names(target: cst.BaseExpression) -> list[cst.Name]:
+    if isinstance(target, cst.Name):
+        return [target]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for element in target.elements for n in _target_names(element.value)]
+    return []
 
 
 def _joined(first: str | None, second: str | None) -> str | None:
@@ -975,6 +1132,27 @@ class _Rewriter(cst.CSTTransformer):
     def visit_Try(self, node: cst.Try) -> bool:
         return not self._is_compat_fallback(node)
 
+    def leave_Try(self, original_node: cst.Try, updated_node: cst.Try) -> cst.Try:
+        """Returns the ``try`` with each name the rewrite bound in its body bound in its
+        import-error handlers too, to what the handler binds the user's alias to
+        (``except ImportError: import fallback as so`` then ``auxiliary_output = so``)."""
+        renamed = self.command.renamed_in(original_node.body)
+        if not renamed:
+            return updated_node
+        handlers = [self.command.rebound(handler, renamed)
+                    for handler in updated_node.handlers]
+        return updated_node.with_changes(handlers=handlers)
+
+    def leave_TryStar(self, original_node: cst.TryStar,
+                      updated_node: cst.TryStar) -> cst.TryStar:
+        """Returns the ``try``/``except*`` with the new names bound in its handlers too."""
+        renamed = self.command.renamed_in(original_node.body)
+        if not renamed:
+            return updated_node
+        handlers = [self.command.rebound(handler, renamed)
+                    for handler in updated_node.handlers]
+        return updated_node.with_changes(handlers=handlers)
+
     def _is_compat_fallback(self, node: cst.Try) -> bool:
         if not any(_catches_import_error(h) for h in node.handlers):
             return False
@@ -1073,11 +1251,43 @@ class _Rewriter(cst.CSTTransformer):
             if new is not None:
                 fprefix = "f" + prefix.replace("u", "").replace("U", "")
                 return cst.parse_expression(f"{fprefix}{quote}{new}{quote}")
-        new = rewrite_string(body, command.moves, self.analysis.aliases, command.replacements)
+        new = rewrite_string(body, command.moves, self.analysis.aliases, command.replacements,
+                             annotation=bool(self.annotations))
         if new is None:
             return updated_node
         return updated_node.with_changes(value=value[:len(prefix) + len(quote)] + new
                                          + value[len(value) - len(quote):])
+
+    def leave_FormattedString(self, original_node: cst.FormattedString,
+                              updated_node: cst.FormattedString) -> cst.FormattedString:
+        parts = self._fstring_parts(updated_node.parts)
+        return updated_node if parts is None else updated_node.with_changes(parts=parts)
+
+    def leave_FormattedStringExpression(
+            self, original_node: cst.FormattedStringExpression,
+            updated_node: cst.FormattedStringExpression) -> cst.FormattedStringExpression:
+        spec = updated_node.format_spec
+        parts = None if spec is None else self._fstring_parts(spec)
+        return updated_node if parts is None else updated_node.with_changes(format_spec=parts)
+
+    def _fstring_parts(self, parts: Sequence[cst.BaseFormattedStringContent]
+                       ) -> list[cst.BaseFormattedStringContent] | None:
+        """Returns an f-string's parts with each target the scanner calls fixable rewritten
+        (in --compat, to a field naming the module found at import time); None if none."""
+        texts = [p.value if isinstance(p, cst.FormattedStringText) else None for p in parts]
+        targets = [t for t in fstring_targets(texts, self.command.moves) if t.verdict == "fix"]
+        if not targets:
+            return None
+        compat = self._compat() and not self.annotations
+        rewritten = list(parts)
+        for target in sorted(targets, key=lambda t: (t.part, t.start), reverse=True):
+            piece = rewritten[target.part]
+            assert isinstance(piece, cst.FormattedStringText)
+            value = ("{" + self.command.constant_for(target.old, target.new) + "}" if compat
+                     else target.new)
+            rewritten[target.part] = piece.with_changes(
+                value=piece.value[:target.start] + value + piece.value[target.end:])
+        return rewritten
 
 
 def migrate_source(text: str, *, moves: MoveTable, module: str | None = None,
@@ -1097,14 +1307,15 @@ def migrate_source(text: str, *, moves: MoveTable, module: str | None = None,
         return MigrationResult("unchanged", text)
     package = package_of(module, is_package=is_package)
     try:
-        analysis = analyze(ast.parse(text, filename=path), moves, package=package)
+        analysis = analyze(ast.parse(text, filename=path), moves, package=package,
+                           source=text)
     except (SyntaxError, ValueError) as exc:
         return MigrationResult("failed", text, f"does not parse: {_syntax_reason(exc)}")
     if not analysis.fixable:
         return MigrationResult("unchanged", text, analysis=analysis)
     command = MigrateImportsCommand(CodemodContext(filename=path), moves=moves,
                                     analysis=analysis, package=package, compat=compat,
-                                    style=style)
+                                    style=style, keep_order=keeps_import_order(text))
     return _finish(run_codemod(command, text), text, moves, package, path)
 
 
@@ -1124,7 +1335,8 @@ def _finish(result: object, text: str, moves: MoveTable, package: str | None,
         return MigrationResult("skipped", text, result.skip_description)
     assert isinstance(result, TransformSuccess)
     try:
-        after = analyze(ast.parse(result.code, filename=path), moves, package=package)
+        after = analyze(ast.parse(result.code, filename=path), moves, package=package,
+                        source=result.code)
     except (SyntaxError, ValueError) as exc:  # pragma: no cover - a bug guard
         return MigrationResult("failed", text, f"rewrite would not parse: {exc}")
     status: Literal["changed", "unchanged"] = "changed" if result.code != text else "unchanged"
