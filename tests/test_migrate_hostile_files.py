@@ -8,6 +8,7 @@ nothing is skipped without a word.
 from __future__ import annotations
 
 import os
+import re
 import signal
 import stat
 import subprocess
@@ -21,7 +22,7 @@ import auxcheck.migrate._runner as runner
 from auxcheck._config import project_ignore
 from auxcheck.cli.migrate import main
 from auxcheck.errors import InvalidArgument
-from auxcheck.migrate._files import iter_python_files
+from auxcheck.migrate._files import NotRegularFile, Prefilter, iter_python_files
 from auxcheck.migrate._moves import builtin_moves
 from auxcheck.migrate.scan import scan_paths
 
@@ -258,6 +259,44 @@ def test_a_fifo_or_device_named_py_is_skipped_with_a_note(tmp_path: Path, make: 
     assert ": note: skipped: it is a " in done.stderr
     assert "not a regular file; only regular files are read" in done.stderr
     assert done.returncode == (1 if mode else 0)
+
+
+def _device_node(folder: Path) -> Path:
+    os.mknod(folder / "zero.py", stat.S_IFCHR | 0o600, os.makedev(1, 5))  # like /dev/zero
+    return folder / "zero.py"
+
+
+def _named_fifo(folder: Path) -> Path:
+    os.mkfifo(folder / "pipe.py")
+    return folder / "pipe.py"
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+@pytest.mark.parametrize("given", ["walked", "named"])
+@pytest.mark.parametrize("make, kind", [
+    (_named_fifo, "a FIFO (named pipe)"),
+    pytest.param(_device_node, "a character device", marks=pytest.mark.skipif(
+        not ROOT, reason="only root may create a device node")),
+], ids=["fifo", "character-device"])
+def test_a_file_that_is_not_regular_is_refused_without_being_opened(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, make: object, kind: str,
+        given: str) -> None:
+    """The walk's listing (or one stat of a named root) marks it, so the reader refuses it
+    before any open: opening a device can have effects of its own."""
+    node = make(tmp_path)  # type: ignore[operator]
+    root = str(tmp_path) if given == "walked" else str(node)
+    [found] = iter_python_files([root])
+    opened: list[str] = []
+    real_open = os.open
+
+    def recording_open(path: str, *args: object, **kwargs: object) -> int:
+        opened.append(path)
+        return real_open(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "open", recording_open)
+    with pytest.raises(NotRegularFile, match=re.escape(f"it is {kind}, not a regular file")):
+        Prefilter([b"sglang"])(found)
+    assert opened == []
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")

@@ -143,16 +143,23 @@ def _kind(mode: int) -> str:
     return next((name for test, name in _KINDS if test(mode)), "not a regular file")
 
 
+class IrregularPath(str):
+    """A path :func:`iter_python_files` found that is not a regular file (a FIFO, a device):
+    readers refuse it with NotRegularFile without opening it; ``kind`` names what it is."""
+
+    kind = "not a regular file"
+
+
 def _open_regular(path: str) -> tuple[int, os.stat_result]:
     """Returns a descriptor open on the regular file at ``path`` and its status.
 
-    Raises NotRegularFile for anything else (looked at before opening, so that a device
-    is not even opened, and again on the descriptor, in case the path was swapped), and
-    OSError when it cannot be opened.
+    Raises NotRegularFile for anything else, and OSError when it cannot be opened. An
+    :class:`IrregularPath` (the walk saw its kind without a system call) is not even
+    opened; any other path is opened without blocking and refused on its descriptor's
+    status, so that a FIFO cannot wait and a path swapped after the walk is still seen.
     """
-    mode = os.stat(path).st_mode
-    if not stat.S_ISREG(mode):
-        raise NotRegularFile(path, _kind(mode))
+    if type(path) is IrregularPath:
+        raise NotRegularFile(path, path.kind)
     fd = os.open(path, _OPEN_FLAGS)
     try:
         status = os.fstat(fd)
@@ -356,17 +363,16 @@ class Prefilter:
     def __call__(self, path: str) -> bool:
         """Returns True when the file at ``path`` holds a needle (and passes ``confirm``);
         raises OSError or NotRegularFile."""
-        fd, status = _open_regular(path)
-        self.size = status.st_size
+        if type(path) is IrregularPath:
+            raise NotRegularFile(path, path.kind)
+        # The walk saw a regular file: no status is asked for unless the buffer fills (a
+        # large file, or a device swapped in since), as most files fit in one read. A FIFO
+        # swapped in is opened without blocking, and reads as empty or fails.
+        fd = os.open(path, _OPEN_FLAGS)
         try:
-            if self.max_size is not None and status.st_size > self.max_size:
-                return _stream_holds(fd, self.needles)
             size = os.readv(fd, self._views)
             if size == _BUFFER_SIZE:
-                data = bytes(self._buffer) + _read_rest(fd, None)
-                self.size = len(data)
-                return any(needle in data for needle in self.needles) and (
-                    self.confirm is None or self.confirm(data))
+                return self._holds_large(path, fd)
         finally:
             os.close(fd)
         self.size = size
@@ -377,11 +383,28 @@ class Prefilter:
             found = any(find(needle, 0, size) >= 0 for needle in self.needles)
         return found and (self.confirm is None or self.confirm(bytes(self._buffer[:size])))
 
+    def _holds_large(self, path: str, fd: int) -> bool:
+        """Answers for a file that filled the buffer: read on to its end when it is regular
+        and within ``max_size``, else searched piece by piece without being kept."""
+        status = os.fstat(fd)
+        if not stat.S_ISREG(status.st_mode):
+            raise NotRegularFile(path, _kind(status.st_mode))
+        self.size = status.st_size
+        if self.max_size is not None and status.st_size > self.max_size:
+            return _stream_holds(fd, self.needles, head=bytes(self._buffer))
+        data = bytes(self._buffer) + _read_rest(fd, None)
+        self.size = len(data)
+        return any(needle in data for needle in self.needles) and (
+            self.confirm is None or self.confirm(data))
 
-def _stream_holds(fd: int, needles: Sequence[bytes]) -> bool:
-    """Returns True when the file open at ``fd`` holds a needle, read one piece at a time."""
+
+def _stream_holds(fd: int, needles: Sequence[bytes], *, head: bytes = b"") -> bool:
+    """Returns True when ``head`` and the rest of the file open at ``fd`` hold a needle,
+    read one piece at a time."""
     overlap = max(map(len, needles), default=1) - 1
-    tail = b""
+    if any(needle in head for needle in needles):
+        return True
+    tail = head[-overlap:] if overlap else b""
     while chunk := os.read(fd, _BUFFER_SIZE):
         window = tail + chunk
         if any(needle in window for needle in needles):
@@ -567,9 +590,25 @@ def _walk(folder: str, exclude: Sequence[str], note: NoteSink | None) -> Iterato
                 if note is not None:
                     note(WalkNote(entry.path, "default"))
             elif name.endswith(_SUFFIXES):
-                yield entry.path
+                # the kind the listing gave (no system call on Linux): a FIFO or a device
+                # named *.py is handed on marked, to be skipped with a note, never opened
+                yield entry.path if entry.is_file(follow_symlinks=False) else _marked(entry.path)
         else:
             stack.pop()
+
+
+def _marked(path: str) -> str:
+    """Returns ``path``, marked as an :class:`IrregularPath` when it is not a regular file
+    (a FIFO or device given by name, or one the listing saw) so that it is never opened."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return path  # gone, or unreadable: the reader says why
+    if stat.S_ISREG(mode):
+        return path
+    marked = IrregularPath(path)
+    marked.kind = _kind(mode)
+    return marked
 
 
 def _once_per_place(note: NoteSink) -> NoteSink:
@@ -604,7 +643,7 @@ def iter_python_files(roots: Iterable[str], *, exclude: Sequence[str] = (),
         note = _once_per_place(note)
     for root in roots:
         if not os.path.isdir(root):
-            found: Iterable[str] = [root]
+            found: Iterable[str] = [_marked(root)]
         else:
             found = _walk(root, exclude, note)
         if len(roots) == 1:

@@ -148,26 +148,21 @@ def process_source(source: SourceFile, *, moves: MoveTable, mode: Mode, compat: 
     others are scanned or rewritten on a thread with a deep stack (:func:`deep_call`), so
     that a long flat expression is migrated rather than failed.
     """
-    error = _parse_error(source)
-    if error is not None:
-        return _unparsable(source, error)
-    return deep_call(lambda: _process(source, moves=moves, mode=mode, compat=compat,
-                                      module=module))
-
-
-def _process(source: SourceFile, *, moves: MoveTable, mode: Mode, compat: bool,
-             module: str | None) -> FileOutcome:
-    path, is_package = source.path, source.path.endswith("__init__.py")
+    path = source.path
     if mode == "check":
         from auxcheck.migrate.scan import scan_source  # ast: only for candidate files
 
-        try:
+        try:  # parses once at Python's limits, then walks the tree on a deep stack
             found = scan_source(source.text, moves=moves, module=module, path=path,
-                                is_package=is_package)
+                                is_package=path.endswith("__init__.py"))
         except PARSE_ERRORS as exc:
             return _unparsable(source, exc)
         return FileOutcome(path, "changed" if found else "unchanged", tuple(found))
-    return _migrate(source, moves=moves, mode=mode, compat=compat, module=module)
+    error = _parse_error(source)
+    if error is not None:
+        return _unparsable(source, error)
+    return deep_call(lambda: _migrate(source, moves=moves, mode=mode, compat=compat,
+                                      module=module))
 
 
 def _unparsable(source: SourceFile, exc: BaseException) -> FileOutcome:
