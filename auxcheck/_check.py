@@ -26,6 +26,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from auxcheck._paths import is_dir, is_file
 from auxcheck._text import plural
 
 if TYPE_CHECKING:
@@ -123,20 +124,20 @@ def run_imports(options: CheckOptions) -> StageResult:
 def plugin_packages(path: Path) -> list[Path]:
     """Returns the packages mypy checks: ``path`` itself if a package, else its package
     children and those of its ``src`` folder (a src layout)."""
-    if (path / "__init__.py").is_file():
+    if is_file(path / "__init__.py"):
         return [path]
-    return [child for base in (path, path / "src") if base.is_dir()
+    return [child for base in (path, path / "src") if is_dir(base)
             for child in sorted(base.iterdir()) if _is_plugin_package(child)]
 
 
 def _is_plugin_package(path: Path) -> bool:
-    return (path / "__init__.py").is_file() and not path.name.startswith((".", "test"))
+    return is_file(path / "__init__.py") and not path.name.startswith((".", "test"))
 
 
 def source_root(path: Path) -> Path | None:
     """Returns ``path/src`` when the project keeps its packages there (a src layout), else None."""
     src = path / "src"
-    return src if src.is_dir() and any(_is_plugin_package(p) for p in src.iterdir()) else None
+    return src if is_dir(src) and any(_is_plugin_package(p) for p in src.iterdir()) else None
 
 
 def mypy_config(folder: Path) -> Path | None:
@@ -146,7 +147,7 @@ def mypy_config(folder: Path) -> Path | None:
     as mypy skips it too)."""
     for name in MYPY_CONFIG_FILES:
         candidate = folder / name
-        if candidate.is_file() and _configures_mypy(candidate):
+        if is_file(candidate) and _configures_mypy(candidate):
             return candidate
     return None
 

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from auxcheck._paths import is_file
 from auxcheck.errors import InvalidArgument
 
 # tomllib is stdlib from 3.11; 3.10 uses the tomli backport (a conditional dependency).
@@ -46,7 +47,7 @@ def read_pyproject(root: Path) -> dict[str, Any]:
     Raises InvalidArgument naming the file when it cannot be read or is not valid TOML.
     """
     path = root / "pyproject.toml"
-    if not path.is_file():
+    if not is_file(path):
         return {}
     try:
         return load_toml(path)
@@ -72,7 +73,7 @@ def auxcheck_table(pyproject: Path, *keys: str) -> dict[str, Any]:
     Raises InvalidArgument naming the file and the key when the file is not valid TOML,
     or ``tool``, ``tool.auxcheck`` or a sub-table is not a table (``tool = 5``).
     """
-    if not pyproject.is_file():
+    if not is_file(pyproject):
         return {}
     try:
         table: dict[str, Any] = load_toml(pyproject)

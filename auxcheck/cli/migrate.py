@@ -29,6 +29,7 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, TextIO
 
+from auxcheck._paths import is_file
 from auxcheck._text import plural
 from auxcheck.cli._common import (
     CommandParser,
@@ -132,7 +133,7 @@ def _find_pyproject(paths: Sequence[str]) -> Path | None:
     start = next((p for p in paths if p != "-"), ".")
     folder = Path(os.path.abspath(start))
     for candidate in [folder, *folder.parents]:
-        if (candidate / "pyproject.toml").is_file():
+        if is_file(candidate / "pyproject.toml"):
             return candidate / "pyproject.toml"
     return None
 

@@ -20,6 +20,8 @@ from operator import attrgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Generic, Literal, NamedTuple, NoReturn, TypeVar
 
+from auxcheck._paths import is_dir, is_file
+
 if TYPE_CHECKING:
     from auxcheck.report import Finding
 
@@ -455,9 +457,9 @@ def atomic_write(path: str, data: bytes, *, read: tuple[FileState, bytes] | None
     the file that was ``read`` (its state and bytes then): its user edited it meanwhile.
     """
     import errno
-    import tempfile
 
-    path = os.path.realpath(path)
+    if os.path.islink(path):  # a relative path stays relative: the folders above the
+        path = os.path.realpath(path)  # working one may not be searchable by this user
     status = os.stat(path)
     mode = stat.S_IMODE(status.st_mode)
     if not mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH) or not os.access(path, os.W_OK):
@@ -467,30 +469,45 @@ def atomic_write(path: str, data: bytes, *, read: tuple[FileState, bytes] | None
                            "file, so the other links would keep the old text; migrate it "
                            "through one link with --break-hardlinks (then replace the other "
                            "links by it), or make it a single file")
-    folder = os.path.dirname(path)
+    folder = os.path.dirname(path) or os.curdir
     try:
-        handle = tempfile.NamedTemporaryFile(  # noqa: SIM115 - closed by the `with` below
-            dir=folder, prefix=".auxcheck-", suffix=".tmp", delete=False
-        )
+        temporary, fd = _temporary_file(folder)
     except OSError as exc:
         raise WriteRefused(path, f"cannot create a temporary file in {display_path(folder)} "
                            f"({exc.strerror or exc}); make that folder writable") from None
     try:
-        with handle:
+        with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
-            os.fsync(handle.fileno())
-            _keep_owner(handle.fileno(), status, path)
-        os.chmod(handle.name, mode)  # after chown, which clears setuid and setgid bits
+            os.fsync(fd)
+            _keep_owner(fd, status, path)
+        os.chmod(temporary, mode)  # after chown, which clears setuid and setgid bits
         if read is not None:
             _check_unchanged(path, *read)
-        os.replace(handle.name, path)
+        os.replace(temporary, path)
     except BaseException:
         # Ctrl-C or a failed replace: the original is untouched, drop the half-made copy.
-        if os.path.lexists(handle.name):
-            os.unlink(handle.name)
+        if os.path.lexists(temporary):
+            os.unlink(temporary)
         raise
     return status.st_nlink
+
+
+def _temporary_file(folder: str) -> tuple[str, int]:
+    """Creates a new private file in ``folder``; returns its path and an open descriptor.
+
+    The path is relative when ``folder`` is (tempfile's would be absolute, and a folder
+    above the working one may not be searchable by this user).
+    """
+    import secrets
+
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+    while True:
+        name = os.path.join(folder, f".auxcheck-{secrets.token_hex(6)}.tmp")
+        try:
+            return name, os.open(name, flags, 0o600)
+        except FileExistsError:
+            continue
 
 
 def _keep_owner(fd: int, status: os.stat_result, path: str) -> None:
@@ -580,7 +597,7 @@ def _walk(folder: str, exclude: Sequence[str], note: NoteSink | None) -> Iterato
                     note(WalkNote(entry.path, "unlistable", str(exc.strerror or exc)))
                 continue
             if link:  # a link may lead out of the roots, and its target is walked anyway
-                if note is not None and (name.endswith(_SUFFIXES) or entry.is_dir()):
+                if note is not None and (name.endswith(_SUFFIXES) or is_dir(entry)):
                     note(WalkNote(entry.path, "link"))
                 continue
             if folder_entry:
@@ -669,7 +686,7 @@ def module_name_of(path: str, *, anchors: Iterable[str] = ()) -> str | None:
     stem = file.name.rsplit(".", 1)[0]
     parts = [] if stem == "__init__" else [stem]
     folder = file.parent
-    while (folder / "__init__.py").is_file() and folder.parent != folder:
+    while is_file(folder / "__init__.py") and folder.parent != folder:
         parts.insert(0, folder.name)
         folder = folder.parent
     anchor_set = set(anchors)

@@ -18,6 +18,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from auxcheck._paths import is_file
 from auxcheck.errors import MovesTableError
 
 __all__ = [
@@ -260,7 +261,7 @@ def load_moves(*, moves_file: Path | None = None, pyproject: Path | None = None)
     ``[tool.auxcheck.migrate]`` ``move`` entries. Raises MovesTableError when malformed.
     """
     table = builtin_moves()
-    if pyproject is not None and pyproject.is_file():
+    if pyproject is not None and is_file(pyproject):
         table = table.merged(_pyproject_moves(pyproject), source=str(pyproject))
     if moves_file is not None:
         data = _read_toml(moves_file)

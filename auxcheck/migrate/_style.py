@@ -41,6 +41,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any, Literal
 
+from auxcheck._paths import is_dir, is_file
 from auxcheck.errors import AuxcheckError
 
 __all__ = [
@@ -211,7 +212,7 @@ def find_style(start: str | os.PathLike[str] | None = None) -> ImportStyle:
     a file cannot be parsed; unknown keys are ignored.
     """
     path = Path(os.path.abspath(start if start is not None else os.getcwd()))
-    folder = path if path.is_dir() else path.parent
+    folder = path if is_dir(path) else path.parent
     return _style_for_folder(str(folder))
 
 
@@ -227,7 +228,8 @@ def _style_for_folder(folder: str) -> ImportStyle:
             isort = _isort_config_in(directory)
             if isort is not None:
                 return _isort_style(*isort)
-            isort_open = not ((directory / ".git").exists() or (directory / ".hg").is_dir())
+            isort_open = not (is_dir(directory / ".git") or is_file(directory / ".git")
+                              or is_dir(directory / ".hg"))
     return ImportStyle()
 
 
@@ -244,7 +246,7 @@ def _load_toml(path: Path) -> dict[str, Any]:
 def _ruff_config_in(directory: Path) -> tuple[Path, dict[str, Any], str] | None:
     for name in (".ruff.toml", "ruff.toml", "pyproject.toml"):
         path = directory / name
-        table = _ruff_table(path) if path.is_file() else None
+        table = _ruff_table(path) if is_file(path) else None
         if table is not None:
             return path, _ruff_extended(path, table, frozenset({path})), (
                 "tool.ruff" if name == "pyproject.toml" else "")
@@ -267,7 +269,7 @@ def _ruff_extended(path: Path, data: dict[str, Any], seen: frozenset[Path]) -> d
     if base is None:
         return data
     parent = Path(os.path.abspath(path.parent / os.path.expanduser(str(base))))
-    table = _ruff_table(parent) if parent.is_file() and parent not in seen else None
+    table = _ruff_table(parent) if is_file(parent) and parent not in seen else None
     if not isinstance(base, str) or table is None:
         raise StyleConfigError(str(path), "extend",
                                f"{base!r} is not a readable ruff configuration (or extends "
@@ -288,7 +290,7 @@ def _merged(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
 def _isort_config_in(directory: Path) -> tuple[Path, dict[str, Any], str] | None:
     for name, sections in _ISORT_SOURCES:
         path = directory / name
-        if not path.is_file():
+        if not is_file(path):
             continue
         if name.endswith(".toml"):
             tool = _load_toml(path).get("tool")
@@ -545,12 +547,12 @@ def _in_src(style: ImportStyle, module: str) -> bool:
     for folder in map(Path, style.src):
         if style.tool == "isort":
             candidate = folder / parts[0]
-            if (candidate.is_dir() or candidate.with_suffix(".py").is_file()
-                    or folder.name == parts[0] and folder.is_dir()):
+            if (is_dir(candidate) or is_file(candidate.with_suffix(".py"))
+                    or folder.name == parts[0] and is_dir(folder)):
                 return True
             continue
         candidate = folder.joinpath(*parts)
-        if candidate.is_dir() or any(candidate.with_suffix(s).is_file() for s in (".py", ".pyi")):
+        if is_dir(candidate) or any(is_file(candidate.with_suffix(s)) for s in (".py", ".pyi")):
             return True
     return False
 
