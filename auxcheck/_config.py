@@ -7,11 +7,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from auxcheck._paths import is_file
+from auxcheck._paths import is_file, read_regular_file
 from auxcheck.errors import InvalidArgument
 
 # tomllib is stdlib from 3.11; 3.10 uses the tomli backport (a conditional dependency).
 _TOML = "tomllib" if sys.version_info >= (3, 11) else "tomli"
+_TOML_LIMIT = 16 << 20
+"""Bytes a configuration file may hold: more is no configuration, and reading on costs."""
 
 
 class TomlFileError(Exception):
@@ -31,13 +33,17 @@ def load_toml(path: Path) -> dict[str, Any]:
     """
     tomllib: Any = importlib.import_module(_TOML)  # on first use: it costs a no-work run
     try:
-        text = path.read_text(encoding="utf-8")
+        raw = read_regular_file(path, limit=_TOML_LIMIT)
     except OSError as exc:
         raise TomlFileError(path, f"cannot read: {exc.strerror or exc}") from None
     try:
-        data: dict[str, Any] = tomllib.loads(text)
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        data: dict[str, Any] = tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise TomlFileError(path, f"not valid TOML (not UTF-8: {exc})") from None
+    except tomllib.TOMLDecodeError as exc:
         raise TomlFileError(path, f"not valid TOML ({exc})") from None
+    except RecursionError:
+        raise TomlFileError(path, "not valid TOML (nested too deeply to read)") from None
     return data
 
 

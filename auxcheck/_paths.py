@@ -1,17 +1,86 @@
-"""Asking what a path is without a crash: a folder on the way that cannot be searched is not an error.
+"""Looking at paths and reading files without a crash, a hang or an unbounded read.
 
 ``Path.is_file()`` and ``Path.is_dir()`` raise PermissionError when a folder above the
 path cannot be searched (a process whose working folder sits under a folder it may not
 enter, as after ``sudo -u``). Looking for configuration files upwards meets such folders
 as a matter of course; to the search they hold nothing.
+
+Only regular files are read: a FIFO would wait for a writer forever, a device never end.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
-__all__ = ["is_dir", "is_file"]
+__all__ = ["OPEN_FLAGS", "NotARegularFile", "is_dir", "is_file", "kind_of", "open_regular",
+           "read_regular_file"]
+
+OPEN_FLAGS = (os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+              | getattr(os, "O_CLOEXEC", 0))
+"""A FIFO opened without O_NONBLOCK waits for a writer; a terminal would become ours."""
+
+_KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
+          (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+          (stat.S_ISSOCK, "a socket"))
+
+
+def kind_of(mode: int) -> str:
+    """Returns what a file of ``st_mode`` ``mode`` is, in words (``a FIFO (named pipe)``)."""
+    return next((name for test, name in _KINDS if test(mode)), "not a regular file")
+
+
+class NotARegularFile(OSError):
+    """The path names a FIFO, a device, a socket or a folder; ``kind`` says which."""
+
+    def __init__(self, path: str, kind: str) -> None:
+        import errno
+
+        self.kind = kind
+        code = errno.EISDIR if kind == "a folder" else errno.EINVAL
+        super().__init__(code, f"it is {kind}, not a regular file", path)
+
+
+def open_regular(path: str | Path) -> tuple[int, os.stat_result]:
+    """Returns a descriptor open on the regular file at ``path`` and its status.
+
+    The file is opened without blocking and judged on its descriptor's status, so that a
+    FIFO cannot wait and a path swapped meanwhile is still seen. Raises NotARegularFile
+    for anything else, OSError when it cannot be opened.
+    """
+    fd = os.open(path, OPEN_FLAGS)
+    try:
+        status = os.fstat(fd)
+        if not stat.S_ISREG(status.st_mode):
+            raise NotARegularFile(str(path), kind_of(status.st_mode))
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, status
+
+
+def read_regular_file(path: str | Path, *, limit: int) -> bytes:
+    """Returns the bytes of the regular file at ``path``, a configuration file or the like.
+
+    Raises NotARegularFile, or OSError when it cannot be read or holds more than
+    ``limit`` bytes (a file that grows while read included).
+    """
+    import errno
+
+    fd, status = open_regular(path)
+    try:
+        if status.st_size > limit:
+            raise OSError(errno.EFBIG, f"larger than {limit:,} bytes", str(path))
+        chunks, total = [], 0
+        while chunk := os.read(fd, 1 << 16):
+            chunks.append(chunk)
+            total += len(chunk)
+            if total > limit:
+                raise OSError(errno.EFBIG, f"larger than {limit:,} bytes", str(path))
+    finally:
+        os.close(fd)
+    return b"".join(chunks)
 
 
 def is_file(path: Path) -> bool:

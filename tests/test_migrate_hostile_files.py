@@ -189,8 +189,8 @@ def _alive(pid: int) -> bool:
     return state not in ("Z", "X")
 
 
-def _start_and_wait_for_a_rewrite(folder: Path) -> subprocess.Popen[str]:
-    process = subprocess.Popen([sys.executable, "-m", "auxcheck", "migrate", "-j", "2", "."],
+def _start_and_wait_for_a_rewrite(folder: Path, jobs: str = "2") -> subprocess.Popen[str]:
+    process = subprocess.Popen([sys.executable, "-m", "auxcheck", "migrate", "-j", jobs, "."],
                                cwd=folder, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                text=True)
     assert process.stderr is not None
@@ -218,28 +218,53 @@ def test_workers_die_with_a_killed_parent_and_leave_files_old_or_new(tmp_path: P
 
 
 @pytest.mark.skipif(not LINUX, reason="reads worker pids from /proc")
+@pytest.mark.parametrize(("jobs", "count"), [("2", 80), ("1", 8)], ids=["pool", "in-process"])
 @pytest.mark.parametrize(("sig", "status", "name"), [
     (signal.SIGINT, 130, "SIGINT"), (signal.SIGTERM, 143, "SIGTERM")], ids=["ctrl-c", "sigterm"])
 def test_an_interrupt_stops_promptly_and_says_what_was_done(
-        tmp_path: Path, sig: int, status: int, name: str) -> None:
-    """SIGINT/SIGTERM: exit 130/143 within 2 s, no traceback, rewritten files counted."""
-    old = _slow_tree(tmp_path, 80)
-    process = _start_and_wait_for_a_rewrite(tmp_path)
+        tmp_path: Path, sig: int, status: int, name: str, jobs: str, count: int) -> None:
+    """SIGINT/SIGTERM: exit 130/143 within 1 s, no traceback and no abort (a process that
+    used libcst's native parser once aborted as it exited), rewritten files counted."""
+    old = _slow_tree(tmp_path, count)
+    process = _start_and_wait_for_a_rewrite(tmp_path, jobs)
     workers = _children(process.pid)
     started = time.monotonic()
     process.send_signal(sig)
     process.wait(timeout=30)
-    assert time.monotonic() - started < 2
+    assert time.monotonic() - started < 1
     assert process.stderr is not None
     err = process.stderr.read()  # not communicate(): it would skip what readline buffered
-    assert process.returncode == status
-    assert "Traceback" not in err
+    assert (process.returncode, "Traceback" in err, "Fatal Python error" in err) == (
+        status, False, False), err
     rewritten = 1 + err.count("Rewriting ")  # the first line was read by the test
     assert f"auxcheck migrate: stopped by {name}: {rewritten} file" in err
     assert "run the same command again to finish" in err
     texts = [path.read_text() for path in sorted(tmp_path.iterdir())]
-    assert set(texts) <= {old, old.replace(OLD, NEW)} and len(texts) == 80
+    assert set(texts) <= {old, old.replace(OLD, NEW)} and len(texts) == count
     assert not any(map(_alive, workers))
+
+
+@pytest.mark.skipif(not LINUX, reason="reads worker pids from /proc")
+def test_a_large_file_is_parsed_in_a_worker_that_an_interrupt_ends_at_once(
+        tmp_path: Path) -> None:
+    """With -j 1 a file over 256 KB is still migrated in a worker process: Ctrl-C while it
+    is parsed stops the run within a second, the file old, no temporary file left."""
+    text = FIXABLE + "".join(f"def f{i}(a):\n    return a + {i}\n" for i in range(40_000))
+    (tmp_path / "big.py").write_text(text)
+    process = subprocess.Popen([sys.executable, "-m", "auxcheck", "migrate", "-j", "1",
+                                "big.py"], cwd=tmp_path, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 20
+    while not _children(process.pid) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    workers = _children(process.pid)
+    time.sleep(0.3)  # the worker is inside the parser now
+    started = time.monotonic()
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=30)
+    assert time.monotonic() - started < 1
+    assert (process.returncode, "Fatal Python error" in err) == (130, False), err
+    assert workers and not any(map(_alive, workers))
+    assert os.listdir(tmp_path) == ["big.py"] and (tmp_path / "big.py").read_text() == text
 
 
 # ---------------------------------------------------------------- 4: not regular files
@@ -418,19 +443,22 @@ def test_a_place_reached_through_several_roots_is_noted_once(
 
 def test_a_package_named_like_a_skipped_folder_is_walked_and_the_rest_noted(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """build/, env/, dist/ with __init__.py are the user's code; venv/ and .git/ are noted."""
-    for name in ("build", "env", "dist", "venv", ".git"):
+    """build/, env/, dist/ with __init__.py are the user's code; a virtualenv, and names no
+    package can have (.git, __pycache__, site-packages), are noted even with __init__.py."""
+    never = (".git", "__pycache__", "site-packages")
+    for name in ("build", "env", "dist", "venv", *never):
         (tmp_path / name).mkdir()
         (tmp_path / name / "m.py").write_text(FIXABLE)
-        if name != ".git":
-            (tmp_path / name / "__init__.py").write_text("")
+        (tmp_path / name / "__init__.py").write_text("")
     (tmp_path / "venv" / "pyvenv.cfg").write_text("home = /usr\n")
     assert main(["--check", str(tmp_path)]) == 1
     captured = capsys.readouterr()
     assert sorted(line.split("/")[-2] for line in captured.out.splitlines()) == [
         "build", "dist", "env"]
-    assert (f"auxcheck migrate: skipped 2 folders by default: {tmp_path / '.git'}, "
-            f"{tmp_path / 'venv'} (name a folder to migrate it)") in captured.err
+    noted = ", ".join(str(tmp_path / n) for n in (".git", "__pycache__", "site-packages",
+                                                  "venv"))
+    assert (f"auxcheck migrate: skipped 4 folders by default: {noted} (name a folder to "
+            "migrate it)") in captured.err
 
 
 def test_a_folder_that_cannot_be_listed_fails_with_a_note(

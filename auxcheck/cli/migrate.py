@@ -101,11 +101,12 @@ def _parser() -> CommandParser:
     parser = CommandParser(prog=PROG, description=DESCRIPTION)
     parser.add_argument("paths", nargs="+", metavar="PATH",
                         help="files or folders to migrate; `-` for stdin")
-    parser.add_argument("--check", action="store_true",
-                        help="write nothing; report remaining uses (AUX501/AUX502) and files "
-                             "that do not parse (AUX504), exit 1 if any")
-    parser.add_argument("--diff", action="store_true",
-                        help="write nothing; print a unified diff of the changes")
+    only_one = parser.add_mutually_exclusive_group()
+    only_one.add_argument("--check", action="store_true",
+                          help="write nothing; report remaining uses (AUX501/AUX502) and files "
+                               "that do not parse (AUX504), exit 1 if any")
+    only_one.add_argument("--diff", action="store_true",
+                          help="write nothing; print a unified diff of the changes")
     parser.add_argument("--compat", action="store_true",
                         help="write `try: new / except ImportError: old` to keep older SGLang")
     add_jobs(parser, help="worker processes (default: the CPU count)")
@@ -129,13 +130,31 @@ def _parser() -> CommandParser:
     return parser
 
 
-def _find_pyproject(paths: Sequence[str]) -> Path | None:
-    start = next((p for p in paths if p != "-"), ".")
+def _find_pyproject(start: str) -> Path | None:
+    """Returns the nearest ``pyproject.toml`` at or above ``start`` (a file or folder)."""
     folder = Path(os.path.abspath(start))
     for candidate in [folder, *folder.parents]:
         if is_file(candidate / "pyproject.toml"):
             return candidate / "pyproject.toml"
     return None
+
+
+def _project_tables(args: argparse.Namespace) -> MoveTable:
+    """Returns the moves of the projects the paths are in; raises MovesTableError or
+    InvalidArgument for a malformed table, UsageError when two projects disagree."""
+    from auxcheck._config import auxcheck_table
+
+    starts = [p for p in args.paths if p != "-"] or ["."]
+    tables: dict[Path | None, MoveTable] = {}
+    for pyproject in dict.fromkeys(map(_find_pyproject, starts)):
+        if pyproject is not None:  # `tool = 5` is a usage error, not a crash of load_moves
+            auxcheck_table(pyproject, "migrate")
+        tables[pyproject] = load_moves(moves_file=args.moves, pyproject=pyproject)
+    if len(set(tables.values())) > 1:
+        shown = ", ".join(display_path(str(p or "(none)")) for p in tables)
+        raise UsageError(f"the paths belong to projects whose moves differ ({shown}); run "
+                         "auxcheck migrate once per project")
+    return next(iter(tables.values()))
 
 
 def _new_moves(inferred: Sequence[Move], table: MoveTable) -> tuple[list[Move], int]:
@@ -170,13 +189,8 @@ def _with_release_moves(table: MoveTable, args: argparse.Namespace) -> MoveTable
 
 def _load_table(args: argparse.Namespace) -> MoveTable | str:
     """Returns the moves to apply, or the message saying why they cannot be had."""
-    from auxcheck._config import auxcheck_table
-
-    pyproject = _find_pyproject(args.paths)
     try:
-        if pyproject is not None:  # `tool = 5` is a usage error, not a crash of load_moves
-            auxcheck_table(pyproject, "migrate")
-        table = load_moves(moves_file=args.moves, pyproject=pyproject)
+        table = _project_tables(args)
     except (MovesTableError, InvalidArgument) as exc:
         return str(exc)
     if args.sglang is None:
@@ -194,7 +208,7 @@ def _github(finding: Finding) -> str:
     return f"::error file={path},line={line},col={col}::{finding.code} {finding.message}"
 
 
-def _print_findings(summary: RunSummary, fmt: str, out: TextIO) -> None:
+def _print_findings(summary: RunSummary, fmt: str, out: TextIO, status: int) -> None:
     findings = summary.findings
     if fmt == "json":
         import json
@@ -202,6 +216,7 @@ def _print_findings(summary: RunSummary, fmt: str, out: TextIO) -> None:
         from auxcheck.report import Report
 
         report = Report("auxcheck migrate", findings).to_dict()
+        report["ok"] = status == 0
         report["changed"] = [o.path for o in summary.changed]
         report["errors"] = [{"path": o.path, "reason": o.reason} for o in summary.failed]
         print(json.dumps(report, indent=2), file=out)
@@ -221,11 +236,14 @@ def _summary_line(summary: RunSummary, mode: Mode) -> str:
     if human:
         parts.append(f"{plural(human, 'use')} needing a human (AUX502)")
     broken, failed = len(summary.broken), len(summary.failed)
+    folders = sum(1 for o in summary.failed if o.folder)
     if broken:
         parts.append(f"{plural(broken, 'file')} not read, decoded or parsed (AUX504)")
-    if failed > broken:
-        parts.append(f"{plural(failed - broken, 'file')} failed (not rewritten or not "
-                     "written)")
+    if failed > broken + folders:
+        parts.append(f"{plural(failed - broken - folders, 'file')} failed (not rewritten or "
+                     "not written)")
+    if folders:
+        parts.append(f"{plural(folders, 'folder')} not listed")
     return f"auxcheck migrate: {', '.join(parts)} ({plural(summary.scanned, 'file')} scanned)"
 
 
@@ -234,7 +252,8 @@ def _announcer(mode: Mode, out: TextIO) -> Callable[[FileOutcome], None]:
     def announce(outcome: FileOutcome) -> None:
         path = display_path(outcome.path)
         if outcome.status == "failed":
-            print(f"{path}: error: {outcome.reason}; left unchanged", file=sys.stderr)
+            kept = "; left unchanged" if outcome.kept else ""
+            print(f"{path}: error: {outcome.reason}{kept}", file=sys.stderr)
         elif outcome.status == "skipped" and outcome.reason.startswith("skipped: "):
             print(f"{path}: note: {outcome.reason}", file=sys.stderr)
         elif outcome.status == "changed" and mode == "write" and outcome.path != "-":
@@ -269,23 +288,34 @@ def _interrupted_line(summary: RunSummary, mode: Mode) -> str:
     verb = "rewritten" if mode == "write" else "done"
     parts = [f"{plural(len(summary.changed), 'file')} {verb} (listed above)"]
     if summary.in_progress:
-        parts.append(f"{plural(len(summary.in_progress), 'file')} in progress, each either "
-                     "unchanged or fully rewritten")
+        state = ", each either unchanged or fully rewritten" if mode == "write" else ""
+        shown = ", ".join(display_path(p) for p in summary.in_progress[:5])
+        more = f" and {len(summary.in_progress) - 5} more" if len(summary.in_progress) > 5 else ""
+        parts.append(f"{plural(len(summary.in_progress), 'file')} in progress ({shown}{more})"
+                     f"{state}")
     parts.append(f"{plural(summary.unstarted, 'file')} not started")
     return (f"auxcheck migrate: stopped by {name}: {', '.join(parts)}; run the same command "
             "again to finish")
 
 
+def _status(summary: RunSummary, mode: Mode) -> int:
+    """Returns the exit status: 128 + the signal that stopped the run, 1 when work or a
+    failure is left, else 0."""
+    if summary.interrupted is not None:
+        return 128 + summary.interrupted
+    work_left = mode != "write" and bool(summary.changed)
+    return 1 if work_left or summary.findings or summary.failed else 0
+
+
 def _report(summary: RunSummary, mode: Mode, fmt: str, out: TextIO) -> int:
-    _print_findings(summary, fmt, out)
+    status = _status(summary, mode)
+    _print_findings(summary, fmt, out, status)
     for line in _note_lines(summary.notes):
         print(line, file=sys.stderr)
     print(_summary_line(summary, mode), file=sys.stderr)
     if summary.interrupted is not None:
         print(_interrupted_line(summary, mode), file=sys.stderr)
-        return 128 + summary.interrupted
-    work_left = mode != "write" and bool(summary.changed)
-    return 1 if work_left or summary.findings or summary.failed else 0
+    return status
 
 
 @contextmanager
@@ -313,9 +343,10 @@ def _escaping_output() -> None:
             reconfigure(errors="backslashreplace")
 
 
-def _run_stdin(moves: MoveTable, mode: Mode, compat: bool, fmt: str) -> int:
+def _run_stdin(moves: MoveTable, mode: Mode, compat: bool, fmt: str,
+               max_size: int | None) -> int:
     outcome: FileOutcome = migrate_stdin(sys.stdin.buffer.read(), moves=moves, mode=mode,
-                                         compat=compat)
+                                         compat=compat, max_size=max_size)
     summary = RunSummary(1, [outcome])
     _announcer(mode, sys.stdout)(outcome)
     if mode == "write" and outcome.data is not None:
@@ -337,18 +368,30 @@ def _main(argv: list[str]) -> int:
             return 128 + signum
 
 
+def _unusable(path: str) -> str:
+    """Returns why ``path`` cannot be migrated (it does not exist, cannot be searched, loops),
+    or "" when it can be looked at."""
+    try:
+        os.stat(path)
+    except OSError as exc:
+        if isinstance(exc, FileNotFoundError) and not os.path.lexists(path):
+            return f"no such file or folder: {display_path(path)}"
+        return f"cannot use {display_path(path)}: {exc.strerror or exc}"
+    return ""
+
+
 def _run(args: argparse.Namespace) -> int:
     mode: Mode = "check" if args.check else "diff" if args.diff else "write"
-    missing = [p for p in args.paths if p != "-" and not os.path.exists(p)]
-    if missing:
-        raise UsageError(f"no such file or folder: {', '.join(missing)}")
+    unusable = [_unusable(p) for p in args.paths if p != "-"]
+    if any(unusable):
+        raise UsageError("; ".join(u for u in unusable if u))
     if "-" in args.paths and len(args.paths) > 1:
         raise UsageError("`-` (stdin) cannot be combined with other paths")
     moves = _load_table(args)
     if isinstance(moves, str):
         raise UsageError(moves)
     if args.paths == ["-"]:
-        return _run_stdin(moves, mode, args.compat, args.format)
+        return _run_stdin(moves, mode, args.compat, args.format, args.max_file_size)
     summary = run(args.paths, moves=moves, mode=mode, compat=args.compat, jobs=args.jobs,
                   exclude=args.exclude, progress=progress_bar(),
                   on_outcome=_announcer(mode, sys.stdout), max_size=args.max_file_size,
@@ -357,5 +400,14 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Runs ``auxcheck migrate``; returns 0 (nothing left), 1 (work or errors) or 2 (usage)."""
-    return run_command(PROG, _main, argv)
+    """Runs ``auxcheck migrate``; returns 0 (nothing left), 1 (work or errors), 2 (usage),
+    or 128 + the signal that stopped it."""
+    status = run_command(PROG, _main, argv)
+    if status > 128 and "libcst" in sys.modules:
+        # After Ctrl-C or SIGTERM, a process that used libcst's native parser aborts
+        # (SIGABRT) as the interpreter exits (seen with libcst 1.x on Linux, a thread
+        # interrupted or not). Everything is said and every file is old or new: end here.
+        for stream in (sys.stdout, sys.stderr):
+            stream.flush()
+        os._exit(status)
+    return status

@@ -11,6 +11,7 @@ dataclass, to keep :mod:`dataclasses` out of a ``--check`` run that finds no wor
 
 from __future__ import annotations
 
+import functools
 import os
 import stat
 import sys
@@ -18,11 +19,14 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from fnmatch import fnmatch
 from operator import attrgetter
 from pathlib import Path
+from types import FrameType
 from typing import TYPE_CHECKING, Generic, Literal, NamedTuple, NoReturn, TypeVar
 
-from auxcheck._paths import is_dir, is_file
+from auxcheck._paths import OPEN_FLAGS, NotARegularFile, is_dir, is_file, kind_of, open_regular
 
 if TYPE_CHECKING:
+    import ast
+
     from auxcheck.report import Finding
 
 __all__ = [
@@ -39,12 +43,15 @@ __all__ = [
     "WriteRefused",
     "atomic_write",
     "broken_file_finding",
+    "compile_as_python",
     "deep_call",
     "display_path",
+    "drop_temporary_files",
     "iter_python_files",
     "module_name_of",
     "read_regular",
     "read_source",
+    "temporary_prefix",
 ]
 
 SKIPPED_DIRS = frozenset({
@@ -55,11 +62,10 @@ SKIPPED_DIRS = frozenset({
 """Folder names not entered unless given explicitly (virtualenvs, VCS, build, caches), nor
 when they are a package (hold ``__init__.py``) that is not a virtualenv."""
 
+_NEVER_PACKAGES = frozenset({"__pycache__", "__pypackages__", "node_modules"})
+"""Skipped folder names that are identifiers, yet no one's package."""
 _SUFFIXES = (".py", ".pyi")
 _BUFFER_SIZE = 1 << 20
-_OPEN_FLAGS = (os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
-               | getattr(os, "O_CLOEXEC", 0))
-"""A FIFO opened without O_NONBLOCK waits for a writer; a terminal would become ours."""
 _T = TypeVar("_T")
 
 PARSE_ERRORS = (SyntaxError, ValueError, RecursionError)
@@ -116,9 +122,11 @@ class FileTooLarge(Exception):
 class WriteRefused(Exception):
     """A rewrite was not written, on purpose; ``reason`` says why and what to do."""
 
-    def __init__(self, path: str, reason: str) -> None:
+    def __init__(self, path: str, reason: str, *, kept: bool = True) -> None:
         self.path = path
         self.reason = reason
+        self.kept = kept
+        """The file is exactly as it was (False: it was deleted meanwhile)."""
         super().__init__(f"{path}: {reason}")
 
 
@@ -134,15 +142,6 @@ class FileState(NamedTuple):
     def of(cls, status: os.stat_result) -> FileState:
         """Returns the state ``status`` (from ``os.stat`` or ``os.fstat``) describes."""
         return cls(status.st_size, status.st_mtime_ns, status.st_ino, status.st_dev)
-
-
-_KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
-          (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
-          (stat.S_ISSOCK, "a socket"))
-
-
-def _kind(mode: int) -> str:
-    return next((name for test, name in _KINDS if test(mode)), "not a regular file")
 
 
 class IrregularPath(str):
@@ -162,15 +161,10 @@ def _open_regular(path: str) -> tuple[int, os.stat_result]:
     """
     if type(path) is IrregularPath:
         raise NotRegularFile(path, path.kind)
-    fd = os.open(path, _OPEN_FLAGS)
     try:
-        status = os.fstat(fd)
-        if not stat.S_ISREG(status.st_mode):
-            raise NotRegularFile(path, _kind(status.st_mode))
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd, status
+        return open_regular(path)
+    except NotARegularFile as exc:
+        raise NotRegularFile(path, exc.kind) from None
 
 
 def read_regular(path: str, *, max_size: int | None = None) -> tuple[bytes, FileState]:
@@ -202,6 +196,42 @@ def display_path(path: str) -> str:
                    for ch in raw.decode("utf-8", "backslashreplace"))
 
 
+_PYTHON_RECURSION_LIMIT = 1000
+"""CPython's own recursion limit, which bounds how deep a module it compiles may nest."""
+
+
+def compile_as_python(text: str, path: str, *, tree: bool = False) -> ast.Module | None:
+    """Compiles ``text`` as Python compiles a module it runs, and returns its syntax tree when
+    ``tree`` is set; raises one of PARSE_ERRORS where Python would reject the module (a
+    syntax error, nesting too deep, too many nested blocks, ``return`` outside a function),
+    whatever the depth of this call or the recursion limit in force. Warnings are not shown.
+
+    Python's compiler allows a nesting depth in proportion to the recursion limit left
+    above the calling frame, so the compile runs on a fresh thread at the limit Python
+    itself starts with: a file is accepted exactly when ``python file.py`` accepts it.
+    """
+    return _on_thread(functools.partial(_compile_at_the_top, text, path, tree))
+
+
+def _compile_at_the_top(text: str, path: str, tree: bool) -> ast.Module | None:
+    import ast
+    import warnings
+
+    frame: FrameType | None = sys._getframe()
+    depth = 0
+    while frame is not None:  # this thread's own frames: it was just started
+        depth, frame = depth + 1, frame.f_back
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(_PYTHON_RECURSION_LIMIT + depth)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            compile(text, path, "exec", dont_inherit=True)
+            return ast.parse(text, filename=path) if tree else None
+    finally:
+        sys.setrecursionlimit(limit)
+
+
 _DEEP_STACK = 256 << 20
 _DEEP_RECURSION = 60_000
 
@@ -229,16 +259,23 @@ def deep_call(function: Callable[[], _T]) -> _T:
     1,000. The calling thread waits (a signal still interrupts it). Where such a thread
     cannot be started the call runs on the calling thread, with the usual limits.
     """
+    return _on_thread(function, stack=_DEEP_STACK, recursion=_DEEP_RECURSION)
+
+
+def _on_thread(function: Callable[[], _T], *, stack: int = 0, recursion: int = 0) -> _T:
+    """Returns ``function()`` run on a new thread with a ``stack`` of that many bytes (0: the
+    system's default) and a recursion limit of at least ``recursion``, while this one waits;
+    on this thread where no such thread can be started."""
     import threading
 
     call = _Call(function)
     limit = sys.getrecursionlimit()
     try:
-        previous = threading.stack_size(_DEEP_STACK)
+        previous = threading.stack_size(stack)
     except (ValueError, RuntimeError):
         return function()
     try:
-        sys.setrecursionlimit(max(limit, _DEEP_RECURSION))
+        sys.setrecursionlimit(max(limit, recursion))
         thread = threading.Thread(target=call, name="auxcheck-deep", daemon=True)
         thread.start()
     except (RuntimeError, MemoryError):  # no memory for such a stack: run it here
@@ -314,13 +351,13 @@ class SourceFile(NamedTuple):
 
 def decode_source(data: bytes, *, path: str = "-") -> SourceFile:
     """Returns ``data`` decoded by its PEP 263 cookie or BOM; raises UndecodableFile."""
-    head = data.split(b"\n", 2)[:2]
+    # The first two lines, ended as Python ends them: by \n, \r\n or a lone \r.
+    head = data[:4096].splitlines(keepends=True)[:2]
     if data.startswith(b"\xef\xbb\xbf") or any(b"coding" in line for line in head):
-        import io
         import tokenize  # a cookie or a BOM: read them as Python does
 
         try:
-            encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+            encoding, _ = tokenize.detect_encoding(iter([*head, b""]).__next__)
         except SyntaxError as exc:  # an unknown or conflicting coding cookie
             raise UndecodableFile(path, "decode", str(exc), line=_cookie_line(data)) from None
     else:
@@ -370,7 +407,7 @@ class Prefilter:
         # The walk saw a regular file: no status is asked for unless the buffer fills (a
         # large file, or a device swapped in since), as most files fit in one read. A FIFO
         # swapped in is opened without blocking, and reads as empty or fails.
-        fd = os.open(path, _OPEN_FLAGS)
+        fd = os.open(path, OPEN_FLAGS)
         try:
             size = os.readv(fd, self._views)
             if size == _BUFFER_SIZE:
@@ -390,7 +427,7 @@ class Prefilter:
         and within ``max_size``, else searched piece by piece without being kept."""
         status = os.fstat(fd)
         if not stat.S_ISREG(status.st_mode):
-            raise NotRegularFile(path, _kind(status.st_mode))
+            raise NotRegularFile(path, kind_of(status.st_mode))
         self.size = status.st_size
         if self.max_size is not None and status.st_size > self.max_size:
             return _stream_holds(fd, self.needles, head=bytes(self._buffer))
@@ -446,15 +483,17 @@ def read_source_state(path: str, *, max_size: int | None = None) -> tuple[Source
 
 def atomic_write(path: str, data: bytes, *, read: tuple[FileState, bytes] | None = None,
                  break_links: bool = False) -> int:
-    """Replaces the file at ``path`` by ``data`` atomically, keeping its owner, group and mode;
-    returns how many hard links the file had (more than 1 only with ``break_links``).
+    """Replaces the file at ``path`` by ``data`` atomically, keeping its owner, group, mode
+    and extended attributes (ACLs included); returns how many hard links the file had (more
+    than 1 only with ``break_links``).
 
     A symlink named explicitly is written through (its target is replaced, the link
     stays a link); a read-only file is refused with PermissionError, as an ordinary
     write would be, rather than replaced behind its mode bits. Raises WriteRefused, the
-    file left as it is, when its owner or group cannot be kept, when it has other hard
-    links (unless ``break_links``: they would keep the old text), or when it is no longer
-    the file that was ``read`` (its state and bytes then): its user edited it meanwhile.
+    file left as it is, when its owner, group or attributes cannot be kept, when it has
+    other hard links (unless ``break_links``: they would keep the old text), when it is no
+    longer the file that was ``read`` (its state and bytes then): its user edited it
+    meanwhile, or when another process swapped the temporary file.
     """
     import errno
 
@@ -469,28 +508,42 @@ def atomic_write(path: str, data: bytes, *, read: tuple[FileState, bytes] | None
                            "file, so the other links would keep the old text; migrate it "
                            "through one link with --break-hardlinks (then replace the other "
                            "links by it), or make it a single file")
+    attributes = _attributes(path)
     folder = os.path.dirname(path) or os.curdir
     try:
         temporary, fd = _temporary_file(folder)
     except OSError as exc:
         raise WriteRefused(path, f"cannot create a temporary file in {display_path(folder)} "
-                           f"({exc.strerror or exc}); make that folder writable") from None
+                           f"({exc.strerror or exc}); {_write_fix(exc, 'make that folder writable')}"
+                           ) from None
+    made: os.stat_result | None = None
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
-            os.fsync(fd)
+            # Everything is set through the descriptor, never by name: another user who
+            # may write in the folder could have swapped the name for a symlink meanwhile.
             _keep_owner(fd, status, path)
-        os.chmod(temporary, mode)  # after chown, which clears setuid and setgid bits
-        if read is not None:
-            _check_unchanged(path, *read)
-        os.replace(temporary, path)
+            _keep_attributes(fd, attributes, path)
+            os.fchmod(fd, mode)  # after chown, which clears setuid and setgid bits
+            os.fsync(fd)
+            made = os.fstat(fd)
+        _replace(temporary, path, made, read)
     except BaseException:
         # Ctrl-C or a failed replace: the original is untouched, drop the half-made copy.
-        if os.path.lexists(temporary):
-            os.unlink(temporary)
+        if made is None or _is_same(temporary, made):
+            _unlink_quietly(temporary)
         raise
     return status.st_nlink
+
+
+def _write_fix(exc: OSError, fix: str) -> str:
+    """Returns the fix for a failed write: ``fix``, unless the device is full."""
+    import errno
+
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return "free some space on that device (or raise the quota) and run auxcheck again"
+    return fix
 
 
 def _temporary_file(folder: str) -> tuple[str, int]:
@@ -501,13 +554,118 @@ def _temporary_file(folder: str) -> tuple[str, int]:
     """
     import secrets
 
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+    flags = (os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+             | getattr(os, "O_NOFOLLOW", 0))
     while True:
-        name = os.path.join(folder, f".auxcheck-{secrets.token_hex(6)}.tmp")
+        name = os.path.join(folder, f"{temporary_prefix(os.getpid())}{secrets.token_hex(6)}.tmp")
         try:
             return name, os.open(name, flags, 0o600)
         except FileExistsError:
             continue
+
+
+def temporary_prefix(pid: int) -> str:
+    """Returns how the names of the temporary files process ``pid`` writes begin."""
+    return f".auxcheck-{pid}-"
+
+
+def drop_temporary_files(pid: int, paths: Iterable[str]) -> None:
+    """Removes the temporary files the killed process ``pid`` left beside ``paths``."""
+    prefix = temporary_prefix(pid)
+    for folder in {os.path.dirname(os.path.realpath(p)) for p in paths}:
+        try:
+            names = [n for n in os.listdir(folder) if n.startswith(prefix)]
+        except OSError:
+            continue
+        for name in names:
+            _unlink_quietly(os.path.join(folder, name))
+
+
+def _is_same(path: str, made: os.stat_result) -> bool:
+    """Returns True when ``path`` names the very file ``made`` describes (not a swapped link)."""
+    try:
+        now = os.lstat(path)
+    except OSError:
+        return False
+    return (now.st_dev, now.st_ino) == (made.st_dev, made.st_ino)
+
+
+def _unlink_quietly(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+def _replace(temporary: str, path: str, made: os.stat_result,
+             read: tuple[FileState, bytes] | None) -> None:
+    """Puts the file ``temporary`` (described by ``made``) at ``path``, only over the file
+    that was ``read``; raises WriteRefused, ``path`` as it is, otherwise.
+
+    Where the system can swap two names atomically (Linux ``renameat2``), the old file is
+    checked after the swap, under the name of the temporary one: an editor that opens
+    ``path`` from then on gets the new file, and an edit made before the check is seen,
+    and the swap undone. Elsewhere the check comes just before the replace.
+    """
+    if not _is_same(temporary, made):
+        raise WriteRefused(path, "its temporary file was replaced by another process while "
+                           "auxcheck wrote it; make sure no one else can write in its "
+                           "folder, and run auxcheck again")
+    if read is None:
+        os.replace(temporary, path)
+        return
+    state, data = read
+    swapped = _exchange(temporary, path)
+    if swapped is None:  # no atomic swap here: check, then replace
+        _check_unchanged(path, state, data)
+        os.replace(temporary, path)
+        return
+    if not swapped:
+        _refuse_changed(path, deleted=True)
+    if _is_same(path, made) and _unchanged(temporary, state, data):
+        _unlink_quietly(temporary)  # the old file, now under the temporary name
+        return
+    _exchange(temporary, path)  # put back what the user has there now
+    raise WriteRefused(path, _CHANGED)
+
+
+def _exchange(first: str, second: str) -> bool | None:
+    """Swaps the files at two names atomically; returns True when done, False when one of
+    them does not exist, None when this system or file system cannot swap names."""
+    import errno
+
+    swap = _renameat2()
+    if swap is None:
+        return None
+    if swap(_AT_FDCWD, os.fsencode(first), _AT_FDCWD, os.fsencode(second),
+            _RENAME_EXCHANGE) == 0:
+        return True
+    import ctypes
+
+    error = ctypes.get_errno()
+    if error == errno.ENOENT:
+        return False
+    if error in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.EXDEV):
+        return None
+    raise OSError(error, os.strerror(error), second)
+
+
+_AT_FDCWD = -100
+_RENAME_EXCHANGE = 2
+
+
+@functools.lru_cache(maxsize=1)
+def _renameat2() -> Callable[..., int] | None:
+    """Returns libc's ``renameat2`` (Linux, glibc 2.28 and later), or None."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        import ctypes
+
+        function: Callable[..., int] = ctypes.CDLL(None, use_errno=True).renameat2
+    except (OSError, AttributeError):
+        return None
+    return function
 
 
 def _keep_owner(fd: int, status: os.stat_result, path: str) -> None:
@@ -524,19 +682,63 @@ def _keep_owner(fd: int, status: os.stat_result, path: str) -> None:
                            "owner (or as root)") from None
 
 
-def _check_unchanged(path: str, state: FileState, data: bytes) -> None:
-    """Raises WriteRefused unless the file at ``path`` is still as it was read."""
+def _attributes(path: str) -> list[tuple[str, bytes]]:
+    """Returns the extended attributes of the file at ``path`` (its ACL among them)."""
+    import errno
+
+    if not hasattr(os, "listxattr"):
+        return []
+    try:
+        return [(name, os.getxattr(path, name)) for name in os.listxattr(path)]
+    except OSError as exc:
+        if exc.errno in (errno.ENOTSUP, errno.EOPNOTSUPP, errno.ENOSYS):
+            return []
+        raise
+
+
+def _keep_attributes(fd: int, attributes: list[tuple[str, bytes]], path: str) -> None:
+    """Gives the new file at ``fd`` the old one's ``attributes``; raises WriteRefused when
+    one that guards access cannot be copied.
+
+    ``security.*`` labels are the kernel's to give a new file, and may not be settable by
+    this user: they are copied where possible and otherwise left as the kernel set them.
+    """
+    for name, value in attributes:
+        try:
+            os.setxattr(fd, name, value)
+        except OSError as exc:
+            if name.startswith("security."):
+                continue
+            raise WriteRefused(path, f"its extended attribute {name} cannot be copied to the "
+                               f"rewritten file ({exc.strerror}); run auxcheck as the file's "
+                               "owner (or as root)") from None
+
+
+_CHANGED = ("changed while auxcheck ran (left as it is now, with the change); run auxcheck "
+            "again to migrate it")
+
+
+def _unchanged(path: str, state: FileState, data: bytes) -> bool:
+    """Returns True when the file at ``path`` is still as it was read."""
     try:
         current, now = read_regular(path)
     except (OSError, NotRegularFile):
-        _refuse_changed(path)
-    if now != state or current != data:
+        return False
+    return now == state and current == data
+
+
+def _check_unchanged(path: str, state: FileState, data: bytes) -> None:
+    """Raises WriteRefused unless the file at ``path`` is still as it was read."""
+    if not os.path.lexists(path):
+        _refuse_changed(path, deleted=True)
+    if not _unchanged(path, state, data):
         _refuse_changed(path)
 
 
-def _refuse_changed(path: str) -> NoReturn:
-    raise WriteRefused(path, "changed while auxcheck ran (left as it is now, with your "
-                       "edit); run auxcheck again to migrate it")
+def _refuse_changed(path: str, *, deleted: bool = False) -> NoReturn:
+    if deleted:
+        raise WriteRefused(path, "deleted while auxcheck ran (not written again)", kept=False)
+    raise WriteRefused(path, _CHANGED)
 
 
 def _excluded(path: str, name: str, exclude: Sequence[str]) -> bool:
@@ -572,12 +774,15 @@ def _listing(folder: str, note: NoteSink | None) -> Iterator[os.DirEntry[str]]:
 
 def _skipped_by_default(entry: os.DirEntry[str]) -> bool:
     """True for a virtualenv, and for a folder named in SKIPPED_DIRS (or ``*.egg-info``)
-    that is not a package: a package named ``build`` or ``env`` is the user's code."""
+    that is not a package: a package named ``build`` or ``env`` is the user's code, while
+    ``.git``, ``site-packages`` or ``__pycache__`` can never be imported as one."""
     path, name = entry.path, entry.name
     if os.path.exists(os.path.join(path, "pyvenv.cfg")):
         return True
     if name not in SKIPPED_DIRS and not name.endswith(".egg-info"):
         return False
+    if not name.isidentifier() or name in _NEVER_PACKAGES:
+        return True
     return not os.path.isfile(os.path.join(path, "__init__.py"))
 
 
@@ -624,7 +829,7 @@ def _marked(path: str) -> str:
     if stat.S_ISREG(mode):
         return path
     marked = IrregularPath(path)
-    marked.kind = _kind(mode)
+    marked.kind = kind_of(mode)
     return marked
 
 

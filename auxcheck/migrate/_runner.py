@@ -29,8 +29,10 @@ from auxcheck.migrate._files import (
     WriteRefused,
     atomic_write,
     broken_file_finding,
+    compile_as_python,
     decode_source,
     deep_call,
+    drop_temporary_files,
     iter_python_files,
     module_name_of,
     read_source_state,
@@ -56,6 +58,12 @@ __all__ = [
 Mode = Literal["write", "check", "diff"]
 Status = Literal["changed", "unchanged", "skipped", "failed"]
 _POOL_THRESHOLD = 16
+_INLINE_BYTES = 256 << 10
+"""Larger files are migrated in a worker process whatever ``jobs`` says: parsing one holds
+the interpreter for long stretches that no signal handler can cut short, and a worker
+can be killed at once on Ctrl-C."""
+_STOP_GRACE = 0.4
+"""Seconds stopped workers get to drop their temporary files before they are killed."""
 _MEMORY_PER_BYTE = 1000
 """Bytes of memory one byte of source costs while it is parsed and rewritten (measured)."""
 _BATCH_BYTES = 16 << 10
@@ -84,6 +92,10 @@ class FileOutcome(NamedTuple):
     reason: str = ""
     diff: str = ""
     data: bytes | None = None
+    kept: bool = True
+    """A failed file is exactly as it was (False where that is not known, or not a file)."""
+    folder: bool = False
+    """The path is a folder whose files were not migrated, not a file."""
 
 
 class RunSummary:
@@ -171,11 +183,9 @@ def _unparsable(source: SourceFile, exc: BaseException) -> FileOutcome:
 
 
 def _parse_error(source: SourceFile) -> BaseException | None:
-    """Returns what :func:`ast.parse` raises on ``source``, or None when it parses."""
-    import ast
-
+    """Returns what compiling ``source`` raises where Python would refuse it, or None."""
     try:
-        ast.parse(source.text, filename=source.path)
+        compile_as_python(source.text, source.path)
     except PARSE_ERRORS as exc:
         return exc
     return None
@@ -210,8 +220,17 @@ def _migrate(source: SourceFile, *, moves: MoveTable, mode: Mode, compat: bool,
         return FileOutcome(path, result.status, reason=result.reason)
     if result.status == "unchanged":
         return FileOutcome(path, "unchanged", found)
-    diff = _diff(path, source.text, result.text) if mode == "diff" else ""
-    return FileOutcome(path, "changed", found, diff=diff, data=source.encode(result.text))
+    text = _with_final_newline(source.text, result.text)
+    diff = _diff(path, source.text, text) if mode == "diff" else ""
+    return FileOutcome(path, "changed", found, diff=diff, data=source.encode(text))
+
+
+def _with_final_newline(before: str, after: str) -> str:
+    """Returns ``after`` ending in the newline ``before`` ends in: libcst (1.x) drops a
+    final lone ``\r`` of a file whose lines end in ``\r``."""
+    if after.endswith(("\n", "\r")):
+        return after
+    return after + next((n for n in ("\r\n", "\r", "\n") if before.endswith(n)), "")
 
 
 def _reason(exc: BaseException) -> str:
@@ -237,7 +256,8 @@ def migrate_file(path: str, *, moves: MoveTable, mode: Mode, compat: bool = Fals
     except UndecodableFile as exc:
         return FileOutcome(path, "failed", (broken_file_finding(path, exc),), exc.reason)
     except FileTooLarge as exc:
-        return FileOutcome(path, "failed", reason=too_large(exc.size, exc.limit))
+        return FileOutcome(path, "failed", (broken_file_finding(path, exc),),
+                           too_large(exc.size, exc.limit))
     if not moves.could_use(source.data):
         return FileOutcome(path, "unchanged")
     module = module_name_of(path, anchors=moves.packages)
@@ -248,7 +268,7 @@ def migrate_file(path: str, *, moves: MoveTable, mode: Mode, compat: bool = Fals
             links = atomic_write(path, outcome.data, read=(state, source.data),
                                  break_links=break_links)
         except WriteRefused as exc:
-            return FileOutcome(path, "failed", outcome.findings, exc.reason)
+            return FileOutcome(path, "failed", outcome.findings, exc.reason, kept=exc.kept)
         except OSError as exc:
             return FileOutcome(path, "failed", outcome.findings,
                                f"cannot write: {exc.strerror or exc}")
@@ -276,9 +296,14 @@ def too_large(size: int, limit: int) -> str:
             f"{need}MB to migrate it")
 
 
-def migrate_stdin(data: bytes, *, moves: MoveTable, mode: Mode,
-                  compat: bool = False) -> FileOutcome:
-    """Returns the outcome for source bytes read from stdin (``data`` holds the output)."""
+def migrate_stdin(data: bytes, *, moves: MoveTable, mode: Mode, compat: bool = False,
+                  max_size: int | None = DEFAULT_MAX_FILE_SIZE) -> FileOutcome:
+    """Returns the outcome for source bytes read from stdin (``data`` holds the output: the
+    input itself when it is not rewritten, over ``max_size`` bytes included)."""
+    if max_size is not None and len(data) > max_size:
+        large = FileTooLarge("-", len(data), max_size)
+        return FileOutcome("-", "failed", (broken_file_finding("-", large),),
+                           too_large(len(data), max_size), data=data)
     try:
         source = decode_source(data, path="-")
     except UndecodableFile as exc:
@@ -341,8 +366,8 @@ class _Worker:
                                 max_size=self.max_size, break_links=self.break_links)
         except Exception as exc:  # noqa: BLE001 - one file's failure is reported, not raised
             return FileOutcome(path, "failed", reason=(
-                f"auxcheck failed on this file ({type(exc).__name__}: {exc}); left unchanged; "
-                "please report it with the file"))
+                f"auxcheck failed on this file ({type(exc).__name__}: {exc}); please report "
+                "it with the file"))
 
     def __call__(self, paths: Sequence[str]) -> list[FileOutcome]:
         global _busy
@@ -406,7 +431,8 @@ def _note_sink(summary: RunSummary, report: _Reporter) -> Callable[[WalkNote], N
         if found.kind == "unlistable":  # its files are not migrated: a failure, said now
             report(FileOutcome(found.path, "failed", reason=(
                 f"cannot list this folder ({found.detail}); its files were not migrated; make "
-                "it readable, or leave it out with --exclude")), counted=False)
+                "it readable, or leave it out with --exclude"), kept=False, folder=True),
+                counted=False)
         else:
             summary.notes.append(found)
     return note
@@ -436,7 +462,8 @@ def run(roots: Sequence[str], *, moves: MoveTable, mode: Mode, compat: bool = Fa
         candidates = _candidates(files, moves, summary, max_size, report)
         report.total = len(candidates)
         workers = min(jobs or os.cpu_count() or 1, len(candidates))
-        if workers > 1 and len(candidates) >= _POOL_THRESHOLD:
+        if (workers > 1 and len(candidates) >= _POOL_THRESHOLD
+                or any(c.size > _INLINE_BYTES for c in candidates)):
             _run_pool(worker, candidates, workers, report)
         else:
             for candidate in candidates:
@@ -518,12 +545,12 @@ def _run_pool(worker: _Worker, candidates: Sequence[_Candidate], workers: int,
                     for candidate in batch:
                         report(_died(candidate.path))
                 running.clear()
-                _stop_pool(pool)
+                _stop_pool(pool, ())
                 pool = ProcessPoolExecutor(workers, initializer=_init_worker,
                                            initargs=(os.getpid(),))
         report.summary.in_progress = []
     except BaseException:
-        _stop_pool(pool)
+        _stop_pool(pool, report.summary.in_progress)
         raise
     pool.shutdown()
 
@@ -532,22 +559,30 @@ def _died(path: str) -> FileOutcome:
     return FileOutcome(path, "failed", reason=(
         "a worker process died while this file was in progress (killed, out of memory, or "
         "crashed); the file is unchanged or fully rewritten; run again, with -j 1 to see "
-        "which file it was"))
+        "which file it was"), kept=False)
 
 
-def _stop_pool(pool: ProcessPoolExecutor) -> None:
-    """Stops the pool's workers now (SIGTERM: each drops its temporary file and exits)."""
+def _stop_pool(pool: ProcessPoolExecutor, in_progress: Sequence[str]) -> None:
+    """Stops the pool's workers now: SIGTERM (each drops its temporary file and exits), then,
+    after a short grace, SIGKILL for a worker still busy inside a parser, whose temporary
+    files beside the ``in_progress`` files are then removed here."""
+    import time
+
     # ProcessPoolExecutor has no public way to stop its workers before Python 3.14
     # (terminate_workers); its private `_processes` map is the same on 3.10 to 3.13.
     found = getattr(pool, "_processes", None) or {}
     processes = list(found.values())
     for process in processes:
         process.terminate()
+    deadline = time.monotonic() + _STOP_GRACE
     for process in processes:
-        process.join(1)
+        process.join(max(0.0, deadline - time.monotonic()))
+    for process in processes:
         if process.is_alive():
             process.kill()
             process.join(1)
+            if process.pid is not None:
+                drop_temporary_files(process.pid, in_progress)
     pool.shutdown(wait=True, cancel_futures=True)
 
 

@@ -305,9 +305,16 @@ def _isort_config_in(directory: Path) -> tuple[Path, dict[str, Any], str] | None
 
 
 def _read_cfg(path: Path, sections: tuple[str, ...]) -> tuple[dict[str, Any], str] | None:
+    from auxcheck._paths import read_regular_file
+
     parser = configparser.ConfigParser(strict=False, interpolation=None)
+    try:  # configparser.read() would skip a file it cannot open, without a word
+        data = read_regular_file(path, limit=16 << 20)
+    except OSError as exc:
+        raise StyleConfigError(str(path), "(file)", f"cannot read: {exc.strerror or exc}",
+                               "fix the file's permissions, or remove it") from None
     try:
-        parser.read(path, encoding="utf-8")
+        parser.read_string(data.decode("utf-8"), source=str(path))
     except (configparser.Error, UnicodeDecodeError) as exc:
         raise StyleConfigError(str(path), "(file)", f"not a valid INI file ({exc})",
                                "fix the file's syntax") from None
