@@ -5,10 +5,14 @@ child process (the *runner*) starts once per run, imports auxcheck and torch, an
 forks one *worker* per unit of work (a target), each in a process group of its own. A
 worker streams JSON messages back over a private pipe (never stdout, which plugin code
 may write to): the phase it is in (see :func:`auxcheck._calls.announce`) and its
-results. However a worker ends (``os._exit``, a signal, a hang past the timeout, a
-thread that never stops), the runner survives it and reports how it ended, so a crash
-costs a fork, not a new interpreter and a torch import. The runner itself runs no
-plugin code; should plugin code kill it anyway, the next unit starts a fresh one.
+results, each carrying the unit's random token, so lines plugin code writes to that
+pipe are not taken for the worker's. Which worker runs and how it ended only the
+runner says, on a pipe of its own that the worker closes before any plugin code runs;
+the parent signals no process but the runner and the workers the runner forked. However
+a worker ends (``os._exit``, a signal, a hang past the timeout, a thread that never
+stops), the runner survives it and reports how it ended, so a crash costs a fork, not a
+new interpreter and a torch import. The runner itself runs no plugin code; should
+plugin code kill it anyway, the next unit starts a fresh one.
 
 :func:`run_bounded` runs a command (``auxcheck check``'s pytest and mypy) in a session
 of its own with a time limit, killing its whole process group when the time is up.
@@ -21,6 +25,7 @@ from __future__ import annotations
 import atexit
 import json
 import os
+import secrets
 import select
 import signal
 import subprocess
@@ -30,7 +35,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import IO, Any, Literal
+from typing import IO, Any, Literal, NamedTuple
 
 from auxcheck import _calls
 
@@ -50,8 +55,11 @@ _KILL_GRACE = 0.5
 """Seconds between SIGTERM and SIGKILL when a process group is stopped."""
 _REAP_LIMIT = 5.0
 """Seconds the parent waits for the runner to report a killed worker's end."""
+_BOOT_LIMIT = 10.0
+"""Seconds the runner may take to start Python and import auxcheck (the larger of this and
+--timeout): no plugin code runs there, a slow machine only."""
 _STARTUP_LIMIT = 120.0
-"""Seconds the runner may take to import auxcheck and torch (the larger of this and --timeout)."""
+"""Seconds the runner may take to import torch, once per run (the larger of this and --timeout)."""
 _OUTPUT_KEPT = 64 * 1024
 """Bytes of a unit's stdout and stderr kept (the last ones)."""
 _LOST_PIPE = 86
@@ -61,6 +69,10 @@ _POLL = 0.25
 
 Entry = Callable[[Mapping[str, Any], int, "Channel"], None]
 """A unit's body, run in a worker: ``entry(request, index, channel)``."""
+
+_exit = os._exit
+"""Bound when the runner imports this module, before any plugin code runs: a plugin may
+replace ``os._exit`` (with a wrapper that returns, say), and a worker must still end."""
 
 
 # ---------------------------------------------------------------- what the parent learns
@@ -74,6 +86,8 @@ class Phase:
     what: str
     key: str | None = None
     """What other units share this phase, so they would end the same way (e.g. an import)."""
+    title: str | None = None
+    """The heading of a finding about this phase, when the rule's title does not fit it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,26 +138,28 @@ def signal_name(number: int) -> str:
 
 
 class Channel:
-    """The worker's end of the result pipe: JSON lines, written only by the process it was made in.
+    """One end of a pipe to the parent: JSON lines, written only by the process it was made in.
 
     A process the plugin forks inherits the pipe; it must not speak for the worker, so
-    it ends (``os._exit(0)``) the first time it tries to.
+    it ends (``os._exit(0)``) the first time it tries to. Each line carries ``token``
+    (the unit's, in a worker), which the parent checks.
     """
 
     def __init__(self, fd: int) -> None:
         self.fd = fd
         self.pid = os.getpid()
+        self.token = ""
         self.last: tuple[str, str] | None = None
         self._lock = threading.Lock()
         # Bound now: plugin code may patch json or os later.
-        self._dumps, self._write, self._exit, self._getpid = (json.dumps, os.write, os._exit,
+        self._dumps, self._write, self._exit, self._getpid = (json.dumps, os.write, _exit,
                                                                os.getpid)
 
     def send(self, message: Mapping[str, Any]) -> None:
         """Writes ``message`` as one JSON line; a process forked by plugin code exits instead."""
         if self._getpid() != self.pid:
             self._exit(0)
-        data = (self._dumps(message) + "\n").encode()
+        data = (self._dumps({**message, "k": self.token}) + "\n").encode()
         with self._lock:
             try:
                 while data:
@@ -151,42 +167,49 @@ class Channel:
             except OSError:  # plugin code closed or replaced the pipe: nothing can be reported
                 self._exit(_LOST_PIPE)
 
-    def phase(self, code: str, what: str, *, key: str | None = None) -> None:
+    def phase(self, code: str, what: str, *, key: str | None = None,
+              title: str | None = None) -> None:
         """Tells the parent that plugin code ``what`` runs next under rule ``code`` (only changes).
 
-        ``key`` names what other units share this phase (the same import, say).
+        ``key`` names what other units share this phase (the same import, say); ``title``
+        heads a finding about it when the rule's title would not fit.
         """
-        if (code, what) == self.last and key is None:
+        if (code, what) == self.last and key is None and title is None:
             return
         self.last = (code, what)
         message = {"t": "phase", "code": code, "what": what}
-        if key is not None:
-            message["key"] = key
+        for name, value in (("key", key), ("title", title)):
+            if value is not None:
+                message[name] = value
         self.send(message)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """Runs the runner process: ``argv`` is ``[result fd, entry]``; never returns.
+    """Runs the runner process: ``argv`` is ``[result fd, control fd, entry]``; never returns.
 
-    Each line on stdin is a unit, ``{"i": index, "request": {...}}``; the runner forks a
-    worker for it, waits for it and reports how it ended. It exits when stdin closes
-    (the parent is gone), killing a worker that still runs.
+    Each line on stdin is a unit, ``{"i": index, "k": token, "request": {...}}``; the
+    runner forks a worker for it, waits for it and reports on the control pipe when it
+    started and how it ended. It exits when stdin closes (the parent is gone), killing a
+    worker that still runs.
     """
-    fd_text, entry_name = list(sys.argv[1:] if argv is None else argv)
-    channel = Channel(int(fd_text))
+    results_text, control_text, entry_name = list(sys.argv[1:] if argv is None else argv)
+    channel, control = Channel(int(results_text)), Channel(int(control_text))
+    control.send({"t": "booted"})
     module_name, _, func_name = entry_name.partition(":")
     module = __import__(module_name, fromlist=[func_name])
     prepare = getattr(module, "prepare", None)
     if prepare is not None:
         prepare()  # heavy imports, once, before the clock of any unit starts
-    channel.send({"t": "ready"})
+    control.send({"t": "ready"})
     commands = _Commands()
     while True:
         line = commands.line(None)
         if line is None:
-            os._exit(0)
+            _exit(0)
         unit = json.loads(line)
-        _run_unit(getattr(module, func_name), unit["request"], int(unit["i"]), channel, commands)
+        channel.token = str(unit["k"])
+        _run_unit(getattr(module, func_name), unit["request"], int(unit["i"]),
+                  _Pipes(channel, control), commands)
 
 
 class _Commands:
@@ -209,32 +232,46 @@ class _Commands:
         return line
 
 
-def _run_unit(entry: Entry, request: Mapping[str, Any], index: int, channel: Channel,
+class _Pipes(NamedTuple):
+    """The runner's two pipes to the parent: the workers' results, and its own control pipe."""
+
+    results: Channel
+    control: Channel
+
+
+def _run_unit(entry: Entry, request: Mapping[str, Any], index: int, pipes: _Pipes,
               commands: _Commands) -> None:
     pid = os.fork()
     if pid == 0:
-        _work(entry, request, index, channel)
+        try:
+            _work(entry, request, index, pipes)
+        finally:  # _work never returns; should it ever, the worker must not run the runner's loop
+            _exit(0)
     try:
         os.setpgid(pid, pid)
     except OSError:  # the worker did it first, or has already ended
         pass
-    channel.send({"t": "start", "i": index, "pid": pid})
+    pipes.control.send({"t": "start", "i": index, "pid": pid})
     while os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT | os.WNOHANG) is None:
         if commands.line(_POLL) is None:  # the parent is gone: so is the worker
             _kill_group(pid, signal.SIGKILL)
-            os._exit(0)
+            _exit(0)
     _kill_group(pid, signal.SIGKILL)  # what plugin code left behind in the worker's group
     _, status = os.waitpid(pid, 0)
     if os.WIFSIGNALED(status):
-        channel.send({"t": "ended", "i": index, "signal": os.WTERMSIG(status)})
+        pipes.control.send({"t": "ended", "i": index, "signal": os.WTERMSIG(status)})
     else:
-        channel.send({"t": "ended", "i": index, "status": os.waitstatus_to_exitcode(status)})
+        pipes.control.send({"t": "ended", "i": index,
+                            "status": os.waitstatus_to_exitcode(status)})
 
 
-def _work(entry: Entry, request: Mapping[str, Any], index: int, channel: Channel) -> None:
-    """The worker: runs ``entry`` and exits through ``os._exit``, so no plugin thread or atexit
-    handler can keep it alive or choose its exit status."""
+def _work(entry: Entry, request: Mapping[str, Any], index: int, pipes: _Pipes) -> None:
+    """The worker: runs ``entry`` and exits through ``os._exit`` (bound before plugin code ran),
+    so no plugin thread, atexit handler or patched ``os._exit`` can keep it alive or choose
+    its exit status. The control pipe is closed first: only the runner speaks there."""
+    channel = pipes.results
     try:
+        os.close(pipes.control.fd)
         os.setpgid(0, 0)
         null = os.open(os.devnull, os.O_RDONLY)
         os.dup2(null, 0)
@@ -250,7 +287,7 @@ def _work(entry: Entry, request: Mapping[str, Any], index: int, channel: Channel
         except BaseException:  # noqa: BLE001, S110 - nothing more can be said
             pass
     finally:
-        os._exit(0)
+        _exit(0)
 
 
 # ---------------------------------------------------------------- the parent side
@@ -294,10 +331,11 @@ class Runner:
         self.timeout = timeout
         self.startup_output = ""
         self._proc: subprocess.Popen[bytes] | None = None
-        self._results = -1
+        self._results = _Lines()
+        self._control = _Lines()
         self._output = -1
-        self._buffer = b""
         self._worker: int | None = None
+        self._token = ""
 
     @property
     def idle(self) -> bool:
@@ -317,8 +355,9 @@ class Runner:
                 unit.ending = failure
                 return unit
             proc = self._require()
+            self._token = secrets.token_hex(16)
             try:
-                line = json.dumps({"i": index, "request": request}) + "\n"
+                line = json.dumps({"i": index, "k": self._token, "request": request}) + "\n"
                 proc.stdin.write(line.encode())  # type: ignore[union-attr]
                 proc.stdin.flush()  # type: ignore[union-attr]
             except OSError:
@@ -339,21 +378,30 @@ class Runner:
             for message in self._read(min(_POLL, left) if left is not None else _POLL, output):
                 kind = message.get("t")
                 if kind == "start" and message.get("i") == unit.index:
-                    self._worker = int(message["pid"])
+                    self._worker = self._child_pid(message.get("pid"))
                     deadline = time.monotonic() + self.timeout if self.timeout else None
-                elif kind == "phase":
-                    unit.phase = Phase(str(message.get("code")), str(message.get("what")),
-                                       message.get("key"))
                 elif kind == "ended" and message.get("i") == unit.index:
                     self._worker = None
                     if not any(m.get("t") == "finished" for m in unit.messages):
                         unit.ending = _ending(message, self._lost_pipe(message))
                     return
-                elif kind not in ("start", "ended", "ready"):
+                elif kind in _CONTROL or message.get("k") != self._token:
+                    continue  # another unit's, or a line plugin code wrote
+                elif kind == "phase":
+                    unit.phase = Phase(str(message.get("code")), str(message.get("what")),
+                                       message.get("key"), message.get("title"))
+                else:
                     unit.messages.append(message)
             if self._dead():
                 unit.ending = self._lost("it ended while the unit ran")
                 return
+
+    def _child_pid(self, pid: Any) -> int | None:
+        """Returns ``pid`` when it is a process the runner forked, else None (never signalled)."""
+        proc = self._proc
+        if type(pid) is not int or pid <= 1 or proc is None:
+            return None
+        return pid if _parent_of(pid) in (proc.pid, None) else None
 
     def _time_out(self, unit: Unit, output: _Tail) -> None:
         if self._worker is not None:
@@ -381,30 +429,44 @@ class Runner:
         if self._proc is not None and self._proc.poll() is None:
             return None
         self.close()
-        results, write_end = os.pipe()
+        results, results_end = os.pipe()
+        control, control_end = os.pipe()
         output_read, output_write = os.pipe()
-        boot = (f"import sys; sys.path.insert(0, {_package_root()!r}); "
-                "import auxcheck._child as c; c.main()")
+        # `python -c` puts the current folder first on sys.path: a plugin project's
+        # select.py or signal.py must not replace the runner's own imports (the
+        # workers put it back for the plugin's imports).
+        boot = ("import sys; sys.path[:] = [p for p in sys.path if p]; "
+                f"sys.path.insert(0, {_package_root()!r}); import auxcheck._child as c; c.main()")
         try:
             self._proc = subprocess.Popen(
-                [sys.executable, "-c", boot, str(write_end), self.entry],
+                [sys.executable, "-c", boot, str(results_end), str(control_end), self.entry],
                 stdin=subprocess.PIPE, stdout=output_write, stderr=output_write,
-                pass_fds=(write_end,), start_new_session=True)
+                pass_fds=(results_end, control_end), start_new_session=True)
         finally:
-            os.close(write_end)
-            os.close(output_write)
-        self._results, self._output, self._buffer = results, output_read, b""
-        limit = max(self.timeout, _STARTUP_LIMIT) if self.timeout else None
+            for fd in (results_end, control_end, output_write):
+                os.close(fd)
+        self._results, self._control, self._output = _Lines(results), _Lines(control), output_read
+        for step, floor in (("booted", _BOOT_LIMIT), ("ready", _STARTUP_LIMIT)):
+            failure = self._await(step, max(self.timeout, floor) if self.timeout else None,
+                                  output)
+            if failure is not None:
+                return failure
+        self.startup_output += output.take()
+        return None
+
+    def _await(self, step: str, limit: float | None, output: _Tail) -> Ending | None:
+        """Waits up to ``limit`` seconds for the runner to say ``step``; returns how that failed."""
         deadline = None if limit is None else time.monotonic() + limit
         while deadline is None or time.monotonic() < deadline:
-            for message in self._read(_POLL, output):
-                if message.get("t") == "ready":
-                    self.startup_output += output.take()
-                    return None
+            if any(m.get("t") == step for m in self._read(_POLL, output)):
+                return None
             if self._dead():
+                self.startup_output += output.take()
                 return self._lost("it could not start")
+        self.startup_output += output.take()
         self.close()
-        return Ending("runner", note=f"it did not start within {limit:g} s")
+        what = "start Python" if step == "booted" else "import torch"
+        return Ending("runner", note=f"it did not {what} within {limit:g} s")
 
     def _require(self) -> subprocess.Popen[bytes]:
         if self._proc is None:
@@ -423,29 +485,31 @@ class Runner:
         return Ending("runner", note=f"{why}{how}")
 
     def _read(self, wait: float, output: _Tail) -> list[dict[str, Any]]:
-        """Returns the messages that arrive within ``wait`` seconds; keeps output in ``output``."""
-        fds = [fd for fd in (self._results, self._output) if fd >= 0]
+        """Returns the messages that arrive within ``wait`` seconds; keeps output in ``output``.
+
+        Which worker runs and how it ended (``start``, ``ended``, ``booted``, ``ready``) is
+        read from the runner's control pipe only; the results pipe, which plugin code can
+        write to, gives everything else.
+        """
+        pipes = {p.fd: p for p in (self._results, self._control) if p.fd >= 0}
+        fds = [*pipes, *([self._output] if self._output >= 0 else [])]
         if not fds:
             time.sleep(wait)
             return []
         ready, _, _ = select.select(fds, [], [], max(wait, 0.0))
         messages: list[dict[str, Any]] = []
         for fd in ready:
-            data = _read_some(fd)
             if fd == self._output:
+                data = _read_some(fd)
                 if data:
                     output.add(data)
                 else:
                     os.close(fd)
                     self._output = -1
                 continue
-            if not data:
-                os.close(fd)
-                self._results = -1
-                continue
-            self._buffer += data
-            *lines, self._buffer = self._buffer.split(b"\n")
-            messages += [m for m in map(_parse, lines) if m is not None]
+            pipe = pipes[fd]
+            found = pipe.read()
+            messages += [m for m in found if (pipe is self._control) == (m.get("t") in _CONTROL)]
         return messages
 
     def close(self) -> None:
@@ -462,10 +526,38 @@ class Runner:
                 except OSError:
                     pass
             proc.wait()
-        for fd in (self._results, self._output):
-            if fd >= 0:
-                os.close(fd)
-        self._results = self._output = -1
+        self._results.close()
+        self._control.close()
+        if self._output >= 0:
+            os.close(self._output)
+        self._output = -1
+
+
+_CONTROL = frozenset({"booted", "ready", "start", "ended"})
+"""The messages only the runner sends, on its control pipe."""
+
+
+class _Lines:
+    """The parent's end of one pipe of JSON lines (-1 once closed)."""
+
+    def __init__(self, fd: int = -1) -> None:
+        self.fd = fd
+        self.buffer = b""
+
+    def read(self) -> list[dict[str, Any]]:
+        """Returns the whole messages that came (the pipe is ready); closes it at its end."""
+        data = _read_some(self.fd)
+        if not data:
+            self.close()
+            return []
+        self.buffer += data
+        *lines, self.buffer = self.buffer.split(b"\n")
+        return [m for m in map(_parse, lines) if m is not None]
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+        self.fd, self.buffer = -1, b""
 
 
 class _Tail:
@@ -518,8 +610,24 @@ def _package_root() -> str:
     return os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+def _parent_of(pid: int) -> int | None:
+    """Returns the parent of process ``pid`` as /proc tells it; None when it cannot be read."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            fields = stat.read().rpartition(b")")[2].split()
+        return int(fields[1])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def _kill_group(pgid: int, sig: int) -> bool:
-    """Sends ``sig`` to process group ``pgid``; returns False when no such group is left."""
+    """Sends ``sig`` to process group ``pgid``; returns False when no such group is left.
+
+    Never our own group, nor 0, 1 or a negative number (which name our group or every
+    process we may signal): only groups of processes auxcheck started are signalled.
+    """
+    if pgid <= 1 or pgid in (os.getpid(), os.getpgrp()):
+        return False
     try:
         os.killpg(pgid, sig)
     except ProcessLookupError:

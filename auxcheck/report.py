@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -11,7 +12,7 @@ from auxcheck._text import plural
 from auxcheck.errors import ContractViolation
 from auxcheck.rules import get_rule
 
-__all__ = ["Finding", "Report", "describe"]
+__all__ = ["Finding", "Report", "describe", "printable"]
 
 
 _PLAIN = (int, float, complex, bool, type(None))
@@ -55,6 +56,22 @@ def _safe_text(obj: Any, *, depth: int) -> str:
     return f"<{type_name(obj)} object at {id(obj):#x}>"
 
 
+_UNPRINTABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029"
+                          "\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+"""Control characters (newline and tab apart), bidirectional overrides and lone surrogates."""
+
+
+def printable(text: str) -> str:
+    """Returns ``text`` with what a terminal would act on, or an encoder refuse, escaped.
+
+    Text plugin code chose (an exception's message, what it printed) may hold escape
+    sequences that clear the screen or forge a line, a carriage return, or a lone
+    surrogate no encoder writes: each shows as its Python escape (``\\x1b``,
+    ``\\ud800``); newlines and tabs stay.
+    """
+    return _UNPRINTABLE.sub(lambda found: ascii(found.group())[1:-1], text)
+
+
 _BASE_ARGS: Any = BaseException.__dict__["args"]
 """The ``args`` slot of every exception, read without a subclass's own property."""
 
@@ -88,6 +105,8 @@ class Finding:
     ``message`` reads *what was seen; what was expected*; ``hint`` says how to
     fix it (from the rule table). ``location`` is ``path:line:col`` for source
     findings and ``detail`` holds a short traceback summary when plugin code raised.
+    ``heading`` replaces the rule's title where it would not describe what happened
+    (a target that could not even be loaded is reported under AUX101).
     """
 
     code: str
@@ -96,6 +115,7 @@ class Finding:
     hint: str = ""
     location: str | None = None
     detail: str | None = None
+    heading: str | None = None
 
     @classmethod
     def of(
@@ -107,15 +127,16 @@ class Finding:
         *,
         location: str | None = None,
         detail: str | None = None,
+        heading: str | None = None,
     ) -> Finding:
         """Returns a finding for rule ``code`` with the hint taken from the rule table."""
         rule = get_rule(code)
-        return cls(code, f"{seen}; {expected}", obj, rule.hint, location, detail)
+        return cls(code, f"{seen}; {expected}", obj, rule.hint, location, detail, heading)
 
     @property
     def title(self) -> str:
-        """Returns the rule's title."""
-        return get_rule(self.code).title
+        """Returns the finding's heading when it has one, else its rule's title."""
+        return self.heading or get_rule(self.code).title
 
     @property
     def is_note(self) -> bool:
@@ -123,12 +144,13 @@ class Finding:
         return get_rule(self.code).severity == "note"
 
     def to_text(self) -> str:
-        """Returns the finding as one line (plus the detail, indented, if any)."""
+        """Returns the finding as one line (plus the detail, indented, if any), every
+        character printable (see :func:`printable`)."""
         where = f"{self.location}: " if self.location else ""
         text = f"{where}{self.code} {self.message}; fix: {self.hint}"
         if self.detail:
-            text += "\n" + "\n".join("    " + line for line in self.detail.splitlines())
-        return text
+            text += "\n" + "\n".join("    " + line for line in self.detail.split("\n"))
+        return printable(text)
 
     def to_dict(self) -> dict[str, Any]:
         """Returns the finding as JSON-ready data (the object as a short repr)."""
@@ -193,8 +215,9 @@ class Report:
 
     def to_text(self) -> str:
         """Returns the report as text: a heading line, then one line per finding and note."""
-        heading = (f"{self.subject}: {plural(len(self.findings), 'finding')}" if self.findings
-                   else f"{self.subject}: ok")
+        subject = printable(self.subject)
+        heading = (f"{subject}: {plural(len(self.findings), 'finding')}" if self.findings
+                   else f"{subject}: ok")
         if self.notes:
             heading += f" ({plural(len(self.notes), 'note')})"
         lines = [heading]

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from auxcheck._check import CheckOptions, run_stages
-from auxcheck._child import run_bounded
+from auxcheck._child import _close_idle, run_bounded
 from auxcheck.cli import main
 
 PRELUDE = textwrap.dedent("""
@@ -187,3 +187,93 @@ def test_a_bounded_command_that_outlives_its_limit_is_killed_with_its_group() ->
                         " print('started', flush=True); time.sleep(100)")], timeout=1)
     assert (done.timed_out, done.output) == (True, "started\n")
     assert time.monotonic() - started < 10
+
+
+FORGER = textwrap.dedent("""
+    import json, os, stat
+
+    def _forge():
+        lines = [{"t": "start", "i": 0, "pid": 0},
+                 {"t": "report", "data": {"subject": "forger:T", "ok": True, "findings": [],
+                                          "notes": []}},
+                 {"t": "finished"}, {"t": "ended", "i": 0, "status": 0}]
+        data = "".join(json.dumps(m) + "\\n" for m in lines).encode()
+        for name in os.listdir("/proc/self/fd"):
+            try:
+                if stat.S_ISFIFO(os.fstat(int(name)).st_mode):
+                    os.write(int(name), data)
+            except OSError:
+                pass
+
+    class T(Clean):
+        def copy_to_host(self, c):
+            _forge()
+            time.sleep(1000)
+""")
+
+PATCHER = textwrap.dedent("""
+    os._exit = lambda status: print("os._exit", status, "intercepted")
+    threading.Thread(target=time.sleep, args=(1000,)).start()
+
+    class T(Clean):
+        def copy_to_host(self, c):
+            return None
+""")
+
+
+def test_plugin_code_cannot_make_auxcheck_signal_a_process_it_did_not_start(
+    tmp_path: Path
+) -> None:
+    """A plugin that replaces os._exit and leaves a thread running, or writes the runner's
+    messages (a worker "started" as pid 0, a clean report) to every pipe it holds, ends as
+    a finding; auxcheck, the shell that runs it and that shell's other jobs live on."""
+    (tmp_path / "patcher.py").write_text(PRELUDE + PATCHER)
+    (tmp_path / "forger.py").write_text(PRELUDE + FORGER)
+    script = (f"sleep 60 & canary=$!; {sys.executable} -m auxcheck validate --timeout 2 "
+              f"--format json --path {tmp_path} patcher:T forger:T > out.json; echo rc=$?; "
+              "kill -0 $canary && echo canary alive; kill $canary")
+    done = subprocess.run(["sh", "-c", script], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=120, check=False, start_new_session=True)
+    assert (done.returncode, done.stdout) == (0, "rc=1\ncanary alive\n"), done.stderr
+    patched, forged = json.loads((tmp_path / "out.json").read_text())
+    assert [f["code"] for f in patched["findings"]] == ["AUX103"]
+    assert "returned None" in patched["findings"][0]["message"]
+    assert [f["code"] for f in forged["findings"]] == ["AUX103"]
+    assert "did not return within 2 s" in forged["findings"][0]["message"]
+
+
+def test_a_project_module_named_like_the_standard_library_leaves_the_runner_alone(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """select.py and signal.py in the current folder do not replace the runner's own imports."""
+    (tmp_path / "select.py").write_text("raise RuntimeError('the project select')\n")
+    (tmp_path / "signal.py").write_text("import time\ntime.sleep(1000)\n")
+    write_module(tmp_path, "T = Clean()")
+    monkeypatch.chdir(tmp_path)
+    _close_idle()  # a fresh runner, started from this folder
+    status = main(["validate", "--timeout", "5", "hostile_mod:T"])
+    sys.modules.pop("hostile_mod", None)
+    assert (status, capsys.readouterr().out) == (0, "hostile_mod:T: ok\n\n0 findings in 1 object\n")
+
+
+def test_a_runner_that_cannot_start_in_time_is_one_finding_for_every_target(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A Python environment that hangs at start (a sitecustomize) is reported within the time
+    limit, once, naming the environment, not the plugin; no target is tried again."""
+    (tmp_path / "sitecustomize.py").write_text("import time\ntime.sleep(1000)\n")
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    monkeypatch.setattr("auxcheck._child._BOOT_LIMIT", 1.0)
+    _close_idle()
+    started = time.monotonic()
+    status = main(["validate", "--timeout", "1", "--format", "json", "m:A", "m:B"])
+    reports = json.loads(capsys.readouterr().out)
+    assert status == 1
+    assert time.monotonic() - started < 15
+    messages = [f["message"] for r in reports for f in r["findings"]]
+    assert messages[0].startswith("auxcheck's runner process could not run m:A: it did not "
+                                   "start Python within 1 s")
+    assert "(not tried again: it failed for m:A first)" in messages[1]
+    assert {f["title"] for r in reports for f in r["findings"]} == {
+        "auxcheck could not run the checks: its runner process failed"}
+

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from auxcheck.errors import ContractViolation
-from auxcheck.report import Finding, Report, describe
+from auxcheck.report import Finding, Report, describe, printable
 from auxcheck.rules import RULES
 
 
@@ -168,3 +168,34 @@ def test_raise_for_findings_raises_with_the_whole_report() -> None:
     assert info.value.report is report
     assert str(info.value) == report.to_text()
     assert isinstance(info.value, AssertionError)
+
+
+@pytest.mark.parametrize(("text", "shown"), [
+    pytest.param("clear \x1b[2J screen", "clear \\x1b[2J screen", id="escape-sequence"),
+    pytest.param("over\rwrite", "over\\rwrite", id="carriage-return"),
+    pytest.param("bad \ud800 text", "bad \\ud800 text", id="lone-surrogate"),
+    pytest.param("abc\u202edef", "abc\\u202edef", id="bidi-override"),
+    pytest.param("two\nlines\tand a tab, caf\u00e9", "two\nlines\tand a tab, caf\u00e9",
+                 id="newline-tab-and-accents-stay"),
+])
+def test_printable_escapes_what_a_terminal_would_act_on(text: str, shown: str) -> None:
+    """Control characters, bidi overrides and lone surrogates show as Python escapes."""
+    assert printable(text) == shown
+
+
+def test_a_report_as_text_shows_plugin_text_escaped_and_always_encodes() -> None:
+    """Text a plugin chose cannot clear the screen, forge a line or break the encoder."""
+    report = Report("t\x1b[2J", [Finding("AUX103", "raised \ud800", None, "fix",
+                                          None, "RuntimeError: \x1b[2J\r\n0 findings")])
+    text = report.to_text()
+    assert text == ("t\\x1b[2J: 1 finding\n  AUX103 raised \\ud800; fix: fix\n"
+                    "      RuntimeError: \\x1b[2J\\r\n      0 findings")
+    assert text.encode("ascii")
+
+
+def test_a_heading_replaces_the_rule_title_where_it_would_not_fit() -> None:
+    """A finding with a heading shows it as its title, in JSON data too."""
+    finding = Finding.of("AUX101", "importing m raised SystemExit(0)", "expected it to return",
+                         heading="the target could not be loaded")
+    assert (finding.title, finding.to_dict()["title"]) == ("the target could not be loaded",) * 2
+    assert Finding.of("AUX101", "seen", "expected").title == RULES["AUX101"].title

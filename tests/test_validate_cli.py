@@ -149,12 +149,6 @@ def test_findings_exit_one_and_are_printed(
                  "'tmp_plugin_mod:make_with_args' is a factory that needs arguments (missing a "
                  "required argument: 'size'); point at an instance or a zero-argument factory",
                  id="factory-with-arguments"),
-    pytest.param(["tmp_plugin_mod:make_raising"],
-                 "factory 'tmp_plugin_mod:make_raising' raised RuntimeError: no GPU here",
-                 id="raising-factory"),
-    pytest.param(["tmp_plugin_mod:make_exiting"],
-                 "factory 'tmp_plugin_mod:make_exiting' raised SystemExit: 0",
-                 id="factory-calling-sys-exit"),
     pytest.param(["--ignore", "AUX9", "tmp_plugin_mod:INSTANCE"],
                  "--ignore: unknown rule code 'AUX9'; expected a code such as AUX104 or a "
                  "family prefix such as AUX1 (see `auxcheck rules`)", id="bad-ignore"),
@@ -169,6 +163,80 @@ def test_usage_errors_exit_two_with_the_reason(
     status, out, err = run(capsys, "--path", plugin_dir, *args)
     assert (status, out) == (2, "")
     assert err == f"auxcheck validate: error: {message}\n"
+
+
+LOADING_RAISES = {
+    "import-raises": ("raise RuntimeError('no GPU here')",
+                      "importing module 'tmp_load_mod' (tmp_load_mod:T) raised "
+                      "RuntimeError('no GPU here')"),
+    "import-calls-sys-exit-0": ("import sys\nsys.exit(0)",
+                                "importing module 'tmp_load_mod' (tmp_load_mod:T) raised "
+                                "SystemExit(0)"),
+    "import-calls-sys-exit-3": ("raise SystemExit(3)", "raised SystemExit(3)"),
+    "import-of-a-missing-dependency": ("import no_such_dependency_of_the_plugin",
+                                       "raised ModuleNotFoundError(\"No module named "
+                                       "'no_such_dependency_of_the_plugin'\")"),
+    "trace-function-exits": ("import sys, threading\n"
+                             "def trace(*args):\n    raise SystemExit(8)\n"
+                             "sys.settrace(trace); threading.settrace(trace)",
+                             "raised SystemExit(8)"),
+    "module-getattr-exits": ("def __getattr__(name):\n    raise SystemExit(4)",
+                             "reading 'T' of module 'tmp_load_mod' raised SystemExit(4)"),
+    "factory-raises": ("def T():\n    raise RuntimeError('no GPU here')",
+                       "the factory tmp_load_mod:T raised RuntimeError('no GPU here')"),
+    "factory-calls-sys-exit": ("def T():\n    raise SystemExit(0)",
+                               "the factory tmp_load_mod:T raised SystemExit(0)"),
+    "exception-str-exits": ("class E(Exception):\n    def __str__(self):\n"
+                            "        raise SystemExit(1)\n"
+                            "def T():\n    raise E()", "raised tmp_load_mod.E()"),
+}
+
+
+@pytest.mark.parametrize(("source", "seen"), [
+    pytest.param(*case, id=name) for name, case in LOADING_RAISES.items()])
+def test_plugin_code_that_raises_while_a_target_loads_is_a_finding_and_the_run_goes_on(
+    capsys: pytest.CaptureFixture[str], plugin_dir: str, source: str, seen: str
+) -> None:
+    """An import, attribute or factory that raises (SystemExit too) is AUX101, exit 1, not a
+    usage error: the JSON stays whole and the next target is still checked."""
+    (Path(plugin_dir) / "tmp_load_mod.py").write_text(source + "\n")
+    status, out, err = run(capsys, "--path", plugin_dir, "--format", "json", "tmp_load_mod:T",
+                           "tmp_plugin_mod:INSTANCE")
+    sys.modules.pop("tmp_load_mod", None)
+    hostile, clean = json.loads(out)
+    [finding] = hostile["findings"]
+    assert (status, finding["code"], clean["ok"]) == (1, "AUX101", True), err
+    assert seen in finding["message"]
+    assert finding["title"].startswith("the target could not be loaded")
+    assert "Traceback" not in err
+
+
+def test_a_factory_whose_signature_cannot_be_read_is_called_all_the_same(
+    capsys: pytest.CaptureFixture[str], plugin_dir: str
+) -> None:
+    """A hostile __signature__ says nothing about the arguments: the factory is just called."""
+    (Path(plugin_dir) / "tmp_load_mod.py").write_text(
+        "from tmp_plugin_mod import Output\n"
+        "def T():\n    return Output()\n"
+        "T.__signature__ = property(lambda self: None)\n")
+    status, out, err = run(capsys, "--path", plugin_dir, "tmp_load_mod:T")
+    sys.modules.pop("tmp_load_mod", None)
+    assert (status, out.splitlines()[0], err) == (0, "tmp_load_mod:T: ok", "")
+
+
+def test_text_output_escapes_what_plugin_code_raised_and_never_fails_to_encode(
+    capsys: pytest.CaptureFixture[str], plugin_dir: str
+) -> None:
+    """A lone surrogate or an escape sequence in a plugin's error shows escaped, no traceback."""
+    (Path(plugin_dir) / "tmp_load_mod.py").write_text(
+        "from tmp_plugin_mod import Output\n"
+        "class T(Output):\n    def copy_to_host(self, copy_tensor):\n"
+        "        raise RuntimeError('bad \\ud800 \\x1b[2J\\r\\n0 findings in 1 object')\n")
+    status, out, err = run(capsys, "--path", plugin_dir, "tmp_load_mod:T")
+    sys.modules.pop("tmp_load_mod", None)
+    assert (status, err) == (1, "")
+    assert "RuntimeError: bad \\ud800 \\x1b[2J\\r\n" in out
+    assert out.endswith("\n\n1 finding in 1 object\n")
 
 
 @pytest.mark.parametrize("buffers", [

@@ -29,6 +29,7 @@ __all__ = [
     "one_version",
     "positive_int",
     "run_command",
+    "say",
     "seconds",
 ]
 
@@ -90,6 +91,19 @@ def _silence(stream: IO[str]) -> None:
         os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())
     except (OSError, ValueError):  # not a real file (a test's capture): nothing will flush
         pass
+
+
+def say(text: str, *, stream: IO[str] | None = None, flush: bool = False) -> None:
+    """Prints ``text`` to ``stream`` (stdout) so that any text can be written: what its
+    encoding cannot hold (a lone surrogate, or any non-ASCII under ``LANG=C``) is written
+    as a backslash escape, never a UnicodeEncodeError."""
+    out = sys.stdout if stream is None else stream
+    encoding = getattr(out, "encoding", None) or "utf-8"
+    try:
+        text = text.encode(encoding, "backslashreplace").decode(encoding)
+    except LookupError:  # a stream naming an encoding Python does not know
+        text = text.encode("ascii", "backslashreplace").decode("ascii")
+    print(text, file=out, flush=flush)
 
 
 def positive_int(text: str) -> int:

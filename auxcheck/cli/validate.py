@@ -11,12 +11,15 @@ from __future__ import annotations
 import argparse
 import importlib
 import inspect
+import itertools
 import json
 import os
 import sys
+import types
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeGuard
 
+from auxcheck._calls import guard
 from auxcheck._text import plural
 from auxcheck.cli._common import (
     CommandParser,
@@ -25,6 +28,7 @@ from auxcheck.cli._common import (
     add_timeout,
     positive_int,
     run_command,
+    say,
 )
 from auxcheck.errors import InvalidArgument
 from auxcheck.report import Finding, Report, describe
@@ -54,7 +58,12 @@ _LOAD_CODE = "AUX101"
 """The rule blamed when loading a target (its import, its factory) ends the process."""
 _OPTIONS_KEY = "options"
 """The phase key of loading --pp-observer and --static-buffers: shared by every target."""
+_LOAD_TITLE = "the target could not be loaded: its import, an attribute or its factory failed"
+"""The heading of a finding about loading a target, which AUX101's title does not describe."""
+_RUNNER_TITLE = "auxcheck could not run the checks: its runner process failed"
 _TAIL_LINES = 12
+_MAX_BUFFERS = 100_000
+"""The most tensors --static-buffers may name (a graph owns far fewer)."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -129,10 +138,19 @@ def _run(options: argparse.Namespace, ignored: frozenset[str]) -> list[_Result]:
             _echo(runner.startup_output + unit.output)
             runner.startup_output = ""
             results[index] = _result(spec, unit)
-            if unit.ending is not None and unit.phase is not None and unit.phase.key:
-                for other in _sharing(targets, unit.phase.key, set(results)):
-                    results[other] = _result(targets[other], unit, shared_with=spec)
+            for other in _shared(targets, unit, set(results)):
+                results[other] = _result(targets[other], unit, shared_with=spec)
     return [results[index] for index in range(len(targets))]
+
+
+def _shared(targets: Sequence[str], unit: Unit, done: set[int]) -> list[int]:
+    """Returns the targets not yet run that would end as ``unit`` did: those importing the
+    same module, every one when an option's loading or the runner's start failed."""
+    if unit.ending is None:
+        return []
+    if unit.phase is None:  # the runner could not start: it would not for the next target
+        return [i for i in range(len(targets)) if i not in done]
+    return _sharing(targets, unit.phase.key, done) if unit.phase.key else []
 
 
 def _sys_path(dirs: Sequence[str]) -> list[str]:
@@ -185,9 +203,13 @@ def _last_report(messages: Sequence[Mapping[str, Any]]) -> tuple[Report, dict[st
 
 
 def _report_of(data: Mapping[str, Any]) -> Report:
+    from auxcheck.rules import get_rule
+
     def findings(key: str) -> list[Finding]:  # the keys of Finding.to_dict
         return [Finding(str(f["code"]), str(f["message"]), None, str(f["hint"]),
-                        f["location"], f["detail"]) for f in data[key]]
+                        f["location"], f["detail"],
+                        None if f["title"] == get_rule(str(f["code"])).title else str(f["title"]))
+                for f in data[key]]
 
     return Report(str(data["subject"]), findings("findings"), findings("notes"))
 
@@ -205,7 +227,7 @@ def _failed(spec: str, unit: Unit) -> Finding | None:
     why = errors[0] if errors else "it sent no report"
     return Finding(_LOAD_CODE, f"checking {spec} failed inside auxcheck ({why}); expected a "
                    "report", None, "this is a bug in auxcheck: please report it with the target",
-                   None, _tail(unit.output))
+                   None, _tail(unit.output), "auxcheck failed while checking the target")
 
 
 def _ended(spec: str, unit: Unit, shared_with: str | None) -> Finding:
@@ -214,7 +236,9 @@ def _ended(spec: str, unit: Unit, shared_with: str | None) -> Finding:
     from auxcheck.rules import RULES
 
     ending = unit.ending
-    phase = unit.phase or Phase(_LOAD_CODE, f"loading {spec}")
+    if ending is not None and ending.kind == "runner" and unit.phase is None:
+        return _not_started(spec, ending.note, shared_with)
+    phase = unit.phase or Phase(_LOAD_CODE, f"loading {spec}", title=_LOAD_TITLE)
     code = phase.code if phase.code in RULES else _LOAD_CODE
     if ending is not None and ending.kind == "timeout":
         seen = f"{phase.what} {ending.text()}"
@@ -228,7 +252,18 @@ def _ended(spec: str, unit: Unit, shared_with: str | None) -> Finding:
     also = (f" (not tried again: {shared_with} reached it first)" if shared_with else "")
     expected = f"expected it to return or raise; the rest of {spec} was not checked{also}"
     return Finding(code, f"{seen}; {expected}", None, hint, None,
-                   None if shared_with else _tail(unit.output))
+                   None if shared_with else _tail(unit.output), phase.title)
+
+
+def _not_started(spec: str, why: str, shared_with: str | None) -> Finding:
+    """Returns the finding of a target whose worker never started: the runner process failed."""
+    also = f" (not tried again: it failed for {shared_with} first)" if shared_with else ""
+    return Finding(_LOAD_CODE, f"auxcheck's runner process could not run {spec}: {why}"
+                   f"{also}; expected it to start and run the checks; no plugin code had run",
+                   None, "no plugin code ran yet: check the Python environment auxcheck runs "
+                   "in (sitecustomize, .pth files, PYTHONPATH, a torch import that hangs); on "
+                   "a slow machine give it longer with --timeout SECONDS", None, None,
+                   _RUNNER_TITLE)
 
 
 def _tail(output: str) -> str | None:
@@ -258,11 +293,11 @@ def _print(results: list[_Result], fmt: str) -> None:
         print(json.dumps([result.data for result in results], indent=2))
         return
     reports = [result.report for result in results]
-    print("\n".join(report.to_text() for report in reports))
     total = sum(len(report) for report in reports)
     notes = sum(len(report.notes) for report in reports)
     also = f" ({plural(notes, 'note')})" if notes else ""
-    print(f"\n{plural(total, 'finding')}{also} in {plural(len(reports), 'object')}")
+    say("\n".join(report.to_text() for report in reports)
+        + f"\n\n{plural(total, 'finding')}{also} in {plural(len(reports), 'object')}")
 
 
 # ---------------------------------------------------------------- the worker
@@ -294,6 +329,8 @@ def serve(request: Mapping[str, Any], index: int, channel: Channel) -> None:
     except UsageError as exc:
         channel.send({"t": "usage", "message": exc.message})
         return
+    except _NotLoaded as failed:  # reported under --ignore too: nothing of it was checked
+        report = Report(spec, [failed.finding])
     except BaseException as exc:  # noqa: BLE001 - plugin code got past every guard
         report = Report(spec)
         report.add(_escaped(spec, exc, channel.last))
@@ -313,6 +350,31 @@ def _checked(request: Mapping[str, Any], spec: str, channel: Channel) -> Report:
     return _check(spec, obj, _factory(loaded), buffers, observer, request["batch_size"])
 
 
+class _NotLoaded(Exception):
+    """Plugin code raised while a target (or an option's object) was loaded: a finding.
+
+    A module that does not exist or lacks the attribute is the command line's mistake
+    (a usage error); a module that exists but raises on import, an attribute whose
+    reading raises, a factory that raises, are the plugin's.
+    """
+
+    def __init__(self, finding: Finding) -> None:
+        super().__init__(finding.message)
+        self.finding = finding
+
+
+def _not_loaded(code: str, what: str, exc: BaseException, spec: str) -> _NotLoaded:
+    """Returns the error of loading ``spec``, where ``what`` raised ``exc``."""
+    from auxcheck._calls import summarize
+
+    return _NotLoaded(Finding(
+        code, f"{what} raised {describe(exc)}; expected it to return, so that {spec} can be "
+        "checked; nothing of it was", None, "make the module's import, the attributes read "
+        "and the factory return without raising (SystemExit included); code that needs a GPU "
+        "or a service belongs in the methods the checks call", None, summarize(exc),
+        _LOAD_TITLE))
+
+
 def _escaped(spec: str, exc: BaseException, last: tuple[str, str] | None) -> Finding:
     """Returns the finding of an exception that escaped the checks of ``spec``."""
     from auxcheck._calls import summarize
@@ -324,9 +386,15 @@ def _escaped(spec: str, exc: BaseException, last: tuple[str, str] | None) -> Fin
                    "another BaseException) from plugin code", None, summarize(exc))
 
 
+_FACTORY_TYPES = (type, types.FunctionType, types.BuiltinFunctionType, types.MethodType)
+
+
 def _factory(loaded: Any) -> Any:
-    """Returns ``loaded`` when it is a factory (a class or a function), else None."""
-    return loaded if isinstance(loaded, type) or inspect.isroutine(loaded) else None
+    """Returns ``loaded`` when it is a factory (a class or a function), else None.
+
+    Judged by its type alone: ``isinstance`` would read a ``__class__`` property.
+    """
+    return loaded if issubclass(type(loaded), _FACTORY_TYPES) else None
 
 
 def _check(spec: str, obj: Any, factory: Any, buffers: Any, observer: Any,
@@ -380,59 +448,88 @@ def _buffers(spec: str, channel: Channel) -> Any:
     """Returns the static buffers ``spec`` names: one tensor, an iterable of them, a mapping of
     names to tensors, or an ``auxcheck.aliasing.StaticBufferRegistry`` (kept as they are)."""
     value = _materialize(spec, channel, code="AUX110", key=_OPTIONS_KEY, role="--static-buffers ")
-    if type(value).__name__ in ("Tensor", "Parameter"):
+    kind = type(value)
+    if kind.__name__ in ("Tensor", "Parameter"):
         return [value]
-    if isinstance(value, Mapping) or type(value).__name__ == "StaticBufferRegistry":
+    if issubclass(kind, Mapping) or kind.__name__ == "StaticBufferRegistry":
         return value
-    try:
-        return list(value)
-    except TypeError:
-        raise UsageError(f"--static-buffers {spec!r} is a {type(value).__name__}; "
-                         "expected a tensor or an iterable of tensors") from None
+    iterator = guard(iter, value)
+    if type(iterator.error) is TypeError:
+        raise UsageError(f"--static-buffers {spec!r} is a {kind.__name__}; "
+                         "expected a tensor or an iterable of tensors")
+    # At most one more than any graph owns: an endless iterator must not fill the memory.
+    items = iterator if iterator.error is not None else guard(
+        lambda: list(itertools.islice(iterator.value, _MAX_BUFFERS + 1)))
+    if items.error is not None:
+        raise _not_loaded("AUX110", f"iterating --static-buffers {spec}", items.error, spec)
+    if len(items.value) > _MAX_BUFFERS:
+        raise _NotLoaded(Finding.of(
+            "AUX110", f"--static-buffers {spec} gives more than {_MAX_BUFFERS} tensors (an "
+            "endless iterator?)", "expected the tensors a CUDA graph owns: a finite "
+            "collection", heading=_LOAD_TITLE))
+    return items.value
 
 
 def _materialize(spec: str, channel: Channel, obj: Any = None, *, code: str,
                  key: str | None = None, role: str) -> Any:
     """Returns the object ``spec`` names, called first when it is a zero-argument factory."""
     obj = _load(spec, channel, code=code, key=key, role=role) if obj is None else obj
-    if not (isinstance(obj, type) or inspect.isroutine(obj)):
+    if _factory(obj) is None:
         return obj
-    try:
-        inspect.signature(obj).bind()
-    except TypeError as exc:
-        raise UsageError(f"{spec!r} is a factory that needs arguments ({exc}); "
-                         "point at an instance or a zero-argument factory") from None
-    except ValueError:  # no signature to judge by: just try the call
-        pass
-    channel.phase(code, f"the {role}factory {spec}", key=key)
-    try:
-        return obj()
-    except (Exception, SystemExit) as exc:  # noqa: BLE001 - plugin code: report it, never crash
-        raise UsageError(f"factory {spec!r} raised {type(exc).__name__}: {exc}") from None
+    channel.phase(code, f"the {role}factory {spec}", key=key, title=_LOAD_TITLE)
+    needs = _needed_arguments(obj)
+    if needs is not None:
+        raise UsageError(f"{spec!r} is a factory that needs arguments ({needs}); "
+                         "point at an instance or a zero-argument factory")
+    made = guard(obj)
+    if made.error is not None:
+        raise _not_loaded(code, f"the {role}factory {spec}", made.error, spec)
+    return made.value
+
+
+def _needed_arguments(factory: Any) -> str | None:
+    """Returns why ``factory`` cannot be called without arguments, or None when it can (or
+    its signature cannot be read: a hostile ``__signature__`` only means it is tried)."""
+    signature = guard(inspect.signature, factory)
+    if signature.error is not None or type(signature.value) is not inspect.Signature:
+        return None
+    bound = guard(signature.value.bind)
+    return str(bound.error) if type(bound.error) is TypeError else None
 
 
 def _load(spec: str, channel: Channel, *, code: str, key: str | None, role: str) -> Any:
-    """Returns the attribute ``spec`` (``module:attr.path``) names; UsageError says why not."""
+    """Returns the attribute ``spec`` (``module:attr.path``) names.
+
+    UsageError when the module or an attribute does not exist; _NotLoaded when plugin
+    code raised (the module's import, a module ``__getattr__``, a property).
+    """
     module_name, attr_path = _split(spec)
-    channel.phase(code, f"importing module {module_name!r} ({role}{spec})",
-                  key=key or _import_key(module_name))
+    what = f"importing module {module_name!r} ({role}{spec})"
+    channel.phase(code, what, key=key or _import_key(module_name), title=_LOAD_TITLE)
     try:
         obj: Any = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise UsageError(f"cannot import module {module_name!r}: {exc}") from None
-    except (Exception, SystemExit) as exc:  # noqa: BLE001 - the plugin module raised on import
-        raise UsageError(f"importing module {module_name!r} raised "
-                         f"{type(exc).__name__}: {exc}") from None
-    channel.phase(code, f"reading {role}{spec}", key=key)
+    except BaseException as exc:  # noqa: BLE001 - the plugin module raised on import
+        if _is_missing(exc, module_name):
+            raise UsageError(f"cannot import module {module_name!r}: {exc.msg}") from None
+        raise _not_loaded(code, what, exc, spec) from None
+    channel.phase(code, f"reading {role}{spec}", key=key, title=_LOAD_TITLE)
     owner, path = f"module {module_name!r}", module_name + ":"
     for part in attr_path.split("."):
-        try:
-            obj = getattr(obj, part)
-        except AttributeError:
-            raise UsageError(f"{owner} has no attribute {part!r}") from None
-        except Exception as exc:  # noqa: BLE001 - a hostile __getattr__ or property
-            raise UsageError(f"reading {part!r} of {owner} raised "
-                             f"{type(exc).__name__}: {exc}") from None
+        read = guard(getattr, obj, part)  # a module __getattr__ or a property may raise
+        if issubclass(type(read.error), AttributeError):
+            raise UsageError(f"{owner} has no attribute {part!r}")
+        if read.error is not None:
+            raise _not_loaded(code, f"reading {part!r} of {owner}", read.error, spec)
+        obj = read.value
         path += part
         owner, path = repr(path), path + "."
     return obj
+
+
+def _is_missing(exc: BaseException, module_name: str) -> TypeGuard[ModuleNotFoundError]:
+    """Returns True when ``exc`` says ``module_name`` or a package above it does not exist: a
+    target the command line misspelt, not plugin code failing (a missing dependency is)."""
+    if type(exc) is not ModuleNotFoundError or type(exc.msg) is not str:
+        return False
+    name = exc.name
+    return type(name) is str and (module_name == name or module_name.startswith(name + "."))
