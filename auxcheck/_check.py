@@ -265,10 +265,15 @@ def has_xdist() -> bool:
 
 
 def contract_command(options: CheckOptions, results: Path) -> list[str]:
-    """Returns the pytest command line of the contract stage."""
+    """Returns the pytest command line of the contract stage.
+
+    ``--runxfail``: an xfail mark a conftest puts on contract items (or ``pytest.xfail``
+    in plugin code) must not turn a violation into a pass; rules are left out with
+    ``--auxcheck-ignore`` instead.
+    """
     command = [sys.executable, "-m", "pytest", "--auxcheck", "-m", "auxcheck", "-q",
                "-p", "no:cacheprovider", f"--rootdir={options.path}", f"--auxcheck-results={results}",
-               "-o", "console_output_style=classic"]
+               "-o", "console_output_style=classic", "--runxfail"]
     if options.impl:
         command.append(f"--auxcheck-impl={options.impl}")
     if options.profile:
@@ -284,24 +289,38 @@ def run_contract(options: CheckOptions) -> StageResult:
         results = Path(tmp) / "results.json"
         command = contract_command(options, results)
         done = _run_streamed(command, options)
-        counts, failed, written = _outcome_counts(results)
+        outcomes = _outcomes(results)
+    counts = outcomes.counts
     summary = ", ".join(f"{n} {k}" for k, n in counts.items() if n or k == "passed")
     data = {"command": command[1:]}  # from `-m pytest`: the interpreter is this one
-    if done.timed_out or done.returncode not in (0, 1) or not written:
+    if done.timed_out or done.returncode not in (0, 1) or not outcomes.written:
         # Exit 0 without the results file: a fixture or plugin ended pytest (os._exit(0)).
-        early = "" if written or done.timed_out else " before writing its results"
+        early = "" if outcomes.written or done.timed_out else " before writing its results"
         return StageResult("contract", "error", counts, 0.0,
                            f"pytest {_ended(done, options.timeout)}{early}", done.output, data)
     if not suite_ran(counts, done.returncode):
         return StageResult("contract", "error", counts, 0.0,
                            f"pytest exited {done.returncode}", done.output, data)
+    if not outcomes.judged:
+        return StageResult("contract", "error", counts, 0.0, _nothing_judged(outcomes, summary),
+                           done.output, data)
     return StageResult("contract", "fail" if done.returncode else "ok", counts, 0.0, summary,
-                       "\n".join(failed) or done.output, data)
+                       "\n".join(outcomes.failed) or done.output, data)
 
 
 def suite_ran(counts: dict[str, int], returncode: int) -> bool:
     """Returns True when pytest ran the suite (its items counted, or a clean exit)."""
     return sum(counts.values()) > 0 or returncode == 0
+
+
+def _nothing_judged(outcomes: _Outcomes, summary: str) -> str:
+    """Returns the summary of a contract run that judged none of the plugin's objects."""
+    if outcomes.subjects:
+        return (f"every contract item of the plugin's objects was skipped or xfailed: nothing "
+                f"was judged ({summary}); a skip or xfail (a conftest's, or plugin code's) "
+                "must not cover the contract items")
+    return (f"no contract item of the plugin's objects ran: nothing was judged ({summary}); "
+            "expected the items of auxcheck_device_output and the observers to run")
 
 
 def _run_streamed(command: list[str], options: CheckOptions) -> Bounded:
@@ -317,21 +336,44 @@ def _run_streamed(command: list[str], options: CheckOptions) -> Bounded:
                        stream=sys.stderr if options.stream else None)
 
 
-def _outcome_counts(results: Path) -> tuple[dict[str, int], list[str], bool]:
-    """Returns (passed/failed/error/skipped counts, ``id: first line`` of each failure,
-    whether pytest wrote the results file whole)."""
+@dataclass(frozen=True, slots=True)
+class _Outcomes:
+    """What the contract run's results file says: counts per outcome, each failure as ``id:
+    first line``, whether it was written whole, and how many items judge the plugin's
+    objects (its fixtures' values), and of those how many reached a verdict."""
+
+    counts: dict[str, int]
+    failed: list[str] = field(default_factory=list)
+    written: bool = False
+    subjects: int = 0
+    judged: int = 0
+
+
+_VERDICTS = ("passed", "failed", "error")
+"""The outcomes of an item that judged something: skips and xfails (``skipped``) do not."""
+
+
+def _outcomes(results: Path) -> _Outcomes:
+    """Returns what the results file says; ``written`` False when it is missing or garbled."""
+    from auxcheck.pytest_plugin import count_subjects
+
     counts = {"passed": 0, "failed": 0, "error": 0, "skipped": 0}
-    failed: list[str] = []
     try:
         items = json.loads(results.read_text())["items"]
-        outcomes = [(str(i["outcome"]), f"{i['nodeid']}: {i['message']}") for i in items]
+        rows = [(str(i["outcome"]), str(i["nodeid"]), f"{i['nodeid']}: {i['message']}")
+                for i in items]
     except (OSError, ValueError, KeyError, TypeError):  # missing, cut short or garbled
-        return counts, failed, False
-    for outcome, line in outcomes:
+        return _Outcomes(counts)
+    failed, subjects, judged = [], 0, 0
+    for outcome, nodeid, line in rows:
         counts[outcome] = counts.get(outcome, 0) + 1
         if outcome in ("failed", "error"):
             failed.append(line)
-    return counts, failed, True
+        of = count_subjects([nodeid])
+        if of.outputs or of.observers:  # an item of a fixture value, not impl or imports
+            subjects += 1
+            judged += outcome in _VERDICTS
+    return _Outcomes(counts, failed, True, subjects, judged)
 
 
 def run_sglang(options: CheckOptions) -> StageResult:

@@ -671,16 +671,18 @@ def run_bounded(command: Sequence[str], *, cwd: str | os.PathLike[str] | None = 
 
     ``timeout`` seconds (0: none) bound the run, after which the whole process group
     (pytest-xdist workers included) is killed; so is whatever the command left running
-    in it when it ends. With ``stream`` the output goes there as it comes (and is not
-    captured), else it is captured through a temporary file, so a process that keeps
-    the output open after the command ended cannot hang the caller.
+    in it when it ends. With ``stream`` the output is relayed there as it comes (and not
+    captured), else it is captured through a temporary file. Either way the command
+    never holds the caller's own descriptors: a process it leaves running in a session
+    of its own cannot keep the caller's stderr open, nor hang whoever reads it.
     """
+    if stream is not None:
+        return _run_relayed(command, cwd=cwd, env=env, timeout=timeout, stream=stream)
     import tempfile
 
     with tempfile.TemporaryFile() as sink:
-        target: Any = stream if stream is not None else sink
         proc = subprocess.Popen(list(command), cwd=cwd, env=None if env is None else dict(env),
-                                stdin=subprocess.DEVNULL, stdout=target, stderr=target,
+                                stdin=subprocess.DEVNULL, stdout=sink, stderr=sink,
                                 start_new_session=True)
         try:
             timed_out = not _wait_for(proc.pid, None if not timeout else timeout)
@@ -688,8 +690,79 @@ def run_bounded(command: Sequence[str], *, cwd: str | os.PathLike[str] | None = 
             _stop_group(proc.pid, grace=0 if proc.poll() is not None else _KILL_GRACE)
             returncode = proc.wait()
         sink.seek(0)
-        output = sink.read().decode(errors="replace") if stream is None else ""
+        output = sink.read().decode(errors="replace")
     return Bounded(returncode, output, timed_out)
+
+
+_DRAIN_LIMIT = 1.0
+"""Seconds the relay keeps reading after the command ended (what it wrote last, in flight)."""
+
+
+def _run_relayed(command: Sequence[str], *, cwd: str | os.PathLike[str] | None,
+                 env: Mapping[str, str] | None, timeout: float, stream: IO[str]) -> Bounded:
+    """Runs ``command`` as :func:`run_bounded` does, relaying its output to ``stream`` through
+    a pipe that is closed once the command ended (whoever else still holds it)."""
+    proc = subprocess.Popen(list(command), cwd=cwd, env=None if env is None else dict(env),
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, start_new_session=True)
+    relay = _Relay(proc.stdout.fileno(), stream)  # type: ignore[union-attr]
+    try:
+        timed_out = not relay.until_exit(proc.pid, time.monotonic() + timeout if timeout else None)
+    finally:
+        _stop_group(proc.pid, grace=0 if proc.poll() is not None else _KILL_GRACE)
+        returncode = proc.wait()
+        relay.drain(time.monotonic() + _DRAIN_LIMIT)
+        proc.stdout.close()  # type: ignore[union-attr]
+        relay.write(b"", final=True)
+    return Bounded(returncode, "", timed_out)
+
+
+class _Relay:
+    """Copies what a command writes to its pipe onto a text stream, decoded as UTF-8."""
+
+    def __init__(self, fd: int, stream: IO[str]) -> None:
+        import codecs
+
+        self.fd = fd
+        self.stream = stream
+        self.ended = False
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+
+    def until_exit(self, pid: int, deadline: float | None) -> bool:
+        """Relays until child ``pid`` exits (True; left unreaped) or ``deadline`` passes (False)."""
+        while os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT | os.WNOHANG) is None:
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                return False
+            self.pump(0.1 if left is None else min(0.1, left))
+        return True
+
+    def drain(self, deadline: float) -> None:
+        """Relays what is still in the pipe, until it is empty for a moment or ``deadline``."""
+        while not self.ended and time.monotonic() < deadline and self.pump(0.05):
+            pass
+
+    def pump(self, wait: float) -> bool:
+        """Relays what arrives within ``wait`` seconds; returns True when something did."""
+        if self.ended:
+            time.sleep(wait)
+            return False
+        ready, _, _ = select.select([self.fd], [], [], wait)
+        if not ready:
+            return False
+        data = _read_some(self.fd)
+        self.ended = not data
+        self.write(data)
+        return bool(data)
+
+    def write(self, data: bytes, *, final: bool = False) -> None:
+        text = self._decoder.decode(data, final)
+        try:
+            if text:
+                self.stream.write(text)
+            self.stream.flush()
+        except (OSError, ValueError):  # the caller's stream went away: the command still runs out
+            pass
 
 
 def _wait_for(pid: int, timeout: float | None) -> bool:

@@ -4,6 +4,9 @@ where it should not, is a finding of ``auxcheck validate`` and a failed ``auxche
 from __future__ import annotations
 
 import json
+import os
+import select
+import signal
 import subprocess
 import sys
 import textwrap
@@ -277,3 +280,68 @@ def test_a_runner_that_cannot_start_in_time_is_one_finding_for_every_target(
     assert {f["title"] for r in reports for f in r["findings"]} == {
         "auxcheck could not run the checks: its runner process failed"}
 
+
+BROKEN_OUTPUT = textwrap.dedent("""
+    import pytest
+    import torch
+
+    class Broken:
+        def __init__(self):
+            self.rows = torch.ones(2, 3)
+
+        def copy_to_host(self, copy_tensor):
+            return None  # AUX103
+""")
+
+NOTHING_JUDGED = {
+    "an-autouse-skip-of-every-item": (
+        "@pytest.fixture(autouse=True)\ndef _needs_cuda():\n    pytest.skip('needs CUDA')\n"
+        "@pytest.fixture\ndef auxcheck_device_output():\n    return Broken()\n",
+        "error", "every contract item of the plugin's objects was skipped or xfailed: nothing "
+        "was judged"),
+    "pytest-exit-0-in-the-fixture": (
+        "@pytest.fixture\ndef auxcheck_device_output():\n    pytest.exit('done', returncode=0)\n",
+        "error", "no contract item of the plugin's objects ran: nothing was judged"),
+    "an-xfail-mark-on-every-item": (
+        "def pytest_collection_modifyitems(items):\n    for item in items:\n"
+        "        item.add_marker(pytest.mark.xfail(reason='flaky on CPU'))\n"
+        "@pytest.fixture\ndef auxcheck_device_output():\n    return Broken()\n",
+        "fail", "1 failed"),
+}
+
+
+@pytest.mark.parametrize(("conftest", "result", "summary"), [
+    pytest.param(*case, id=name) for name, case in NOTHING_JUDGED.items()])
+def test_a_contract_run_that_judged_nothing_or_hid_a_failure_does_not_pass(
+    tmp_path: Path, conftest: str, result: str, summary: str
+) -> None:
+    """Skips of every item, a clean pytest.exit and xfail marks cannot pass a broken plugin."""
+    (tmp_path / "conftest.py").write_text(BROKEN_OUTPUT + conftest)
+    options = CheckOptions(tmp_path, frozenset({"imports", "mypy", "sglang"}), stream=False,
+                           pytest_args=("-p", "no:randomly", "-k", "AUX103 or imports"),
+                           timeout=120)
+    [contract] = [r for r in run_stages(options) if r.stage == "contract"]
+    assert (contract.result, summary in contract.summary) == (result, True), contract.summary
+
+
+ESCAPES = ("import subprocess, sys\n"
+           "p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'],"
+           " start_new_session=True)\n"
+           "print(p.pid, flush=True)\n")
+
+
+def test_a_streamed_command_hands_no_descriptor_of_ours_to_a_process_it_leaves_behind() -> None:
+    """A process the command starts in a session of its own (a fixture's server) does not hold
+    the caller's stream: whoever reads it sees its end as soon as the command ended."""
+    read_end, write_end = os.pipe()
+    with os.fdopen(write_end, "w") as stream:
+        done = run_bounded([sys.executable, "-c", ESCAPES], timeout=30, stream=stream)
+    try:
+        ready, _, _ = select.select([read_end], [], [], 10)
+        relayed = os.read(read_end, 1024).decode() if ready else ""
+        ready, _, _ = select.select([read_end], [], [], 10)
+        assert (done.returncode, ready != [], os.read(read_end, 1)) == (0, True, b"")
+    finally:
+        os.close(read_end)
+        for pid in relayed.split():
+            os.kill(int(pid), signal.SIGKILL)
