@@ -374,24 +374,48 @@ def leaves(output: Any, where: str = "") -> list[tuple[str, Any]]:
 
     A composite is auxcheck's, SGLang's or any class named ``CompositeDeviceAuxiliaryOutput``
     whose ``outputs`` is a tuple; the same child appended twice appears twice. A composite
-    inside itself, or nested deeper than SGLang ever nests, counts as a leaf.
+    inside itself, or nested deeper than SGLang ever nests, counts as a leaf. Past
+    :data:`_MAX_LEAVES` leaves (composites that hold the same composites again and again
+    expand exponentially) the rest is one :class:`_TooManyLeaves`, an AUX301 finding.
     """
-    return _leaves(output, where, ())
+    found: list[tuple[str, Any]] = []
+    if not _leaves(output, where, (), found):
+        found[_MAX_LEAVES:] = [(where, _TooManyLeaves(output))]
+    return found
 
 
 _MAX_NESTING = 16
+_MAX_LEAVES = 1024
+"""The most leaves a composite is expanded into (SGLang composes a few outputs per step)."""
 
 
-def _leaves(output: Any, where: str, inside: tuple[int, ...]) -> list[tuple[str, Any]]:
-    if (type(output).__name__ == "CompositeDeviceAuxiliaryOutput" and id(output) not in inside
+def _leaves(output: Any, where: str, inside: tuple[int, ...],
+            found: list[tuple[str, Any]]) -> bool:
+    """Appends the leaves of ``output`` to ``found``; returns False once there are too many."""
+    if (kind_name(output) == "CompositeDeviceAuxiliaryOutput" and id(output) not in inside
             and len(inside) < _MAX_NESTING):
         children = lookup(output, "outputs").value
         if issubclass(type(children), tuple):
-            found: list[tuple[str, Any]] = []
-            for i, child in enumerate(tuple.__iter__(children)):
-                found += _leaves(child, f"{where}.outputs[{i}]", (*inside, id(output)))
-            return found
-    return [(where, output)]
+            return all(_leaves(child, f"{where}.outputs[{i}]", (*inside, id(output)), found)
+                       for i, child in enumerate(tuple.__iter__(children)))
+    found.append((where, output))
+    return len(found) <= _MAX_LEAVES
+
+
+@dataclass(frozen=True, slots=True)
+class _TooManyLeaves:
+    """Stands for the leaves of ``output`` past the first :data:`_MAX_LEAVES`: not checked."""
+
+    output: Any
+
+    def finding(self, at: str) -> Finding:
+        """Returns the AUX301 finding: the composite expands to too many leaves to check."""
+        return Finding.of(
+            "AUX301", f"the composite expands to more than {_MAX_LEAVES} leaf outputs {at} "
+            "(composites nested in composites, the same ones held again and again, expand "
+            f"exponentially); auxcheck checked the first {_MAX_LEAVES} only",
+            "expected a flat composite of the outputs of one step, as append_auxiliary_output "
+            "builds it (SGLang never nests composites)", self.output)
 
 
 class _HostOnly:
@@ -410,6 +434,9 @@ def _publish(output: Any, registries: Sequence[StaticBufferRegistry],
     published: list[_Leaf] = []
     findings: list[Finding] = []
     for where, leaf in leaves(output):
+        if type(leaf) is _TooManyLeaves:
+            findings.append(leaf.finding(at))
+            continue
         item = _Leaf(where, leaf, unique_tensors(list(iter_tensors(leaf))), DeferredCopy())
         findings += _copy_leaf(item, at)
         passed = [(f"copy_tensor argument #{c.number}", c.source) for c in item.copier.copies]

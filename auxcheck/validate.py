@@ -12,6 +12,8 @@ imported only when a check runs.
 
 from __future__ import annotations
 
+import itertools
+import operator
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -235,6 +237,10 @@ def _absence(found: Outcome) -> str:
     return "missing" if found.value is MISSING else f"a {kind_name(found.value)}"
 
 
+_MAX_PP_TENSORS = 4096
+"""The most entries a ``to_pp_tensors`` mapping is read for (SGLang sends a few)."""
+
+
 def _pp_mapping_findings(obj: Any, tensors: Any) -> tuple[dict[str, Any], list[Finding]]:
     """Returns the PP tensors as a plain dict, and AUX402 for an empty mapping, a bad name or value.
 
@@ -246,11 +252,15 @@ def _pp_mapping_findings(obj: Any, tensors: Any) -> tuple[dict[str, Any], list[F
         return {}, [Finding.of("AUX402", f"to_pp_tensors returned a {type(tensors).__name__}",
                                expected, obj)]
     announce("AUX402", "reading the mapping `to_pp_tensors` of {} returned", obj)
-    items = guard(lambda: list(tensors.items()))
+    items = guard(lambda: list(itertools.islice(tensors.items(), _MAX_PP_TENSORS + 1)))
     if items.error is not None:
         return {}, [Finding.of("AUX402", "items() of the mapping to_pp_tensors returned raised "
                                f"{type(items.error).__name__}", expected, obj,
                                detail=items.detail)]
+    if len(items.value) > _MAX_PP_TENSORS:
+        return {}, [Finding.of("AUX402", "items() of the mapping to_pp_tensors returned gave "
+                               f"more than {_MAX_PP_TENSORS} entries (an endless iterator?)",
+                               expected, obj)]
     if not all(type(i) is tuple and len(i) == 2 for i in items.value):
         return {}, [Finding.of("AUX402", "items() of the mapping to_pp_tensors returned gave "
                                "something other than (name, tensor) pairs", expected, obj)]
@@ -335,7 +345,8 @@ def _strided() -> Any:
 def _tensor_mismatch(left: Sequence[TensorRef], right: Sequence[TensorRef]) -> str | None:
     """Returns how two host outputs' tensors differ, or None when all hold the same values.
 
-    Sparse tensors compare by their dense values, nested ones component by component;
+    Sparse tensors compare by their nonzero entries (never densified: a [2**30, 2**30]
+    tensor with one entry is compared as one entry), nested ones component by component;
     tensors without data (meta, fake) by shape and dtype only.
     """
     if len(left) != len(right):
@@ -361,8 +372,28 @@ def _same_values(a: Any, b: Any) -> bool:
 
     if has_no_data(a) or has_no_data(b):
         return True  # meta and fake tensors hold no values to compare
+    if a.layout != torch.strided and b.layout != torch.strided:
+        return all(bool(torch.equal(x, y.to(x.device)))
+                   for x, y in zip(_nonzero_entries(a), _nonzero_entries(b)))
+    # One side is dense: its memory is already spent, densifying the other costs as much.
     dense = [t.to_dense() if t.layout != torch.strided else t for t in (a, b)]
     return bool(torch.equal(dense[0], dense[1].to(dense[0].device)))
+
+
+def _nonzero_entries(tensor: Any) -> tuple[Any, Any]:
+    """Returns a sparse tensor's indices and values, coalesced, explicit zeros left out
+    (so two layouts of the same values compare equal), in memory of the order of its entries."""
+    coo = (tensor if tensor.layout == _sparse_coo() else tensor.to_sparse()).coalesce()
+    indices, values = coo.indices(), coo.values()
+    nonzero = values.ne(0)
+    keep = nonzero.flatten(1).any(dim=1) if nonzero.dim() > 1 else nonzero
+    return indices[:, keep], values[keep]
+
+
+def _sparse_coo() -> Any:
+    import torch
+
+    return torch.sparse_coo
 
 
 # ---------------------------------------------------------------- commits
@@ -393,13 +424,16 @@ def _commits_report(subject: str, batch: Any, commits: Any) -> Report:
         report.add(Finding.of("AUX601", f"commits is a {kind.__name__}",
                               "expected a sequence with one entry per request", commits))
         return report
-    requests = guard(list, reqs.value)
-    entries = guard(list, commits)
+    requests, entries = _bounded_list(reqs.value), _bounded_list(commits)
     for what, read, obj in (("batch.reqs", requests, batch), ("commits", entries, commits)):
         if read.error is not None:
             report.add(Finding.of("AUX601", f"iterating {what} raised "
                                   f"{type(read.error).__name__}", "expected a sequence with "
                                   "one entry per request", obj, detail=read.detail))
+        elif len(read.value) > _MAX_REQUESTS:
+            report.add(Finding.of("AUX601", f"{what} gives more than {_MAX_REQUESTS} entries "
+                                  "(an endless iterator?)", "expected a sequence with one "
+                                  "entry per request of one batch", obj))
     if report:
         return report
     length = guard(len, commits)
@@ -422,6 +456,16 @@ def _commits_report(subject: str, batch: Any, commits: Any) -> Report:
     return report
 
 
+_MAX_REQUESTS = 1 << 16
+"""The most entries ``batch.reqs`` and commits are read for (a batch holds far fewer)."""
+
+
+def _bounded_list(items: Any) -> Outcome:
+    """Returns the first ``_MAX_REQUESTS + 1`` entries of ``items`` as a list, read under the
+    guard: an endless iterator is cut, not read until the memory runs out."""
+    return guard(lambda: list(itertools.islice(items, _MAX_REQUESTS + 1)))
+
+
 def _commit_findings(index: int, req: Any, commit: Any) -> list[Finding]:
     """Returns AUX601 findings for one commit entry (None is always well formed)."""
     if commit is None:
@@ -430,11 +474,12 @@ def _commit_findings(index: int, req: Any, commit: Any) -> list[Finding]:
     if not _looks_committed(commit):
         return [Finding.of("AUX601", f"{where} is a {type(commit).__name__}",
                            "expected None or CommittedTokens", commit)]
-    problem = _malformed(commit) or _misaligned(req, commit)
+    malformed = _malformed(commit)
+    problem, detail = (malformed, None) if malformed else _misaligned(req, commit)
     if problem is None:
         return []
     return [Finding.of("AUX601", f"{where} {problem}", "expected a well-formed entry that "
-                       "matches the request's visible output", commit)]
+                       "matches the request's visible output", commit, detail=detail)]
 
 
 def _looks_committed(commit: Any) -> bool:
@@ -464,22 +509,44 @@ def _malformed(commit: Any) -> str | None:
     return None
 
 
-def _misaligned(req: Any, commit: Any) -> str | None:
-    """Returns how ``commit`` disagrees with ``req``'s visible output, or None."""
+def _misaligned(req: Any, commit: Any) -> tuple[str | None, str | None]:
+    """Returns how ``commit`` disagrees with ``req``'s visible output (None when it agrees),
+    and a traceback summary when reading the request raised.
+
+    A request whose visible length cannot be read (a raising ``finished_len``, a ``len``
+    that raises or lies) is a finding too: an entry it cannot be matched against is not
+    a pass. An int subclass or numpy integer counts as the int it is.
+    """
     from auxcheck._scheduler import visible_output_len
 
     announce("AUX601", "reading the visible output of request {}", req)
     seen = guard(visible_output_len, req)
-    if seen.error is not None or type(seen.value) is not int:
-        return None  # not a request we can judge
-    visible = seen.value
+    rid = guard(getattr, req, "rid", req)
+    name = describe(rid.value if rid.error is None else req)
+    if seen.error is not None:
+        return (f"cannot be matched with request {name}: reading its visible output length "
+                f"(finished_len, else len(output_ids)) raised {kind_name(seen.error)}",
+                seen.detail)
+    visible = _length(seen.value)
+    if visible is None:
+        return (f"cannot be matched with request {name}: its visible output length "
+                f"(finished_len, else len(output_ids)) is {describe(seen.value)}, not a whole "
+                "number >= 0", None)
     expected = visible - len(commit.token_ids)
     if commit.output_index != expected:
-        rid = guard(getattr, req, "rid", req)
-        return (f"has output_index {commit.output_index}, but request "
-                f"{describe(rid.value if rid.error is None else req)} shows {visible} "
-                f"visible tokens, so {len(commit.token_ids)} new ones start at {expected}")
-    return None
+        return (f"has output_index {commit.output_index}, but request {name} shows {visible} "
+                f"visible tokens, so {len(commit.token_ids)} new ones start at {expected}", None)
+    return None, None
+
+
+def _length(value: Any) -> int | None:
+    """Returns ``value`` as a plain int >= 0 (``operator.index``, never a bool), else None."""
+    index = guard(operator.index, value)
+    if index.error is not None or not issubclass(type(index.value), int) or \
+            issubclass(type(value), bool):
+        return None
+    plain = int.__index__(index.value)
+    return plain if plain >= 0 else None
 
 
 # ---------------------------------------------------------------- observers

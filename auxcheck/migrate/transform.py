@@ -19,7 +19,7 @@ import ast
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, TypeVar
+from typing import Literal, NamedTuple, TypeVar
 
 import libcst as cst
 from libcst.codemod import (
@@ -39,14 +39,18 @@ from auxcheck.migrate._moves import MoveTable
 from auxcheck.migrate._style import ImportStyle
 from auxcheck.migrate.scan import (
     Analysis,
+    StringRole,
     analyze,
-    fstring_targets,
+    argument_role,
+    assigned_role,
     is_defining_module,
+    is_new_then_old_fallback,
     moved_names,
     package_of,
     resolve_relative,
     rewrite_string,
-    target_spans,
+    string_targets,
+    subscript_roles,
 )
 
 __all__ = ["MigrateImportsCommand", "MigrationResult", "migrate_source"]
@@ -89,6 +93,9 @@ class _Addition:
     """Each name's own comment from inside the user's parentheses."""
     original: cst.ImportFrom | None = None
     """The user's statement when it moves whole: re-pointed in place, comments and all."""
+    trailing: cst.TrailingWhitespace | None = None
+    """The end of the user's line when it moves whole, kept byte for byte where it stays
+    as written (a region the sorters skip, a --compat fallback)."""
 
     @property
     def key(self) -> tuple[str, int, str, str | None]:
@@ -132,6 +139,29 @@ def _starts_block(stmt: cst.BaseStatement) -> bool:
     return any(line.comment is None or _SPLIT.match(line.comment.value) for line in lines)
 
 
+def _ends_block(stmt: cst.BaseStatement) -> bool:
+    """Returns True for an import ending ``# isort: split``: no import moves across it."""
+    trailing = getattr(stmt, "trailing_whitespace", None)
+    comment = trailing.comment if isinstance(trailing, cst.TrailingWhitespace) else None
+    return comment is not None and _SPLIT.match(comment.value) is not None
+
+
+def _type_checking_bound(body: Sequence[cst.BaseStatement]) -> str | None:
+    """Returns how ``body`` names ``typing.TYPE_CHECKING`` by importing it, if it does."""
+    for stmt in body:
+        node = _single_import(stmt)
+        if isinstance(node, cst.ImportFrom) and not node.relative and _module_text(node) in (
+                "typing", "typing_extensions") and isinstance(node.names, Sequence):
+            for name, asname in _alias_items(node.names):
+                if name == "TYPE_CHECKING":
+                    return asname or name
+        elif isinstance(node, cst.Import):
+            for name, asname in _alias_items(node.names):
+                if name == "typing":
+                    return f"{asname or name}.TYPE_CHECKING"
+    return None
+
+
 _SPLIT = re.compile(r"#\s*(?:ruff:\s*)?isort:\s*split\b")
 _REGION = re.compile(r"#\s*(?:(?:ruff:\s*)?isort|fmt|yapf):\s*(off|on|disable|enable)\b")
 _SKIP = re.compile(r"#.*\b(?:(?:ruff:\s*)?isort|fmt):\s*skip\b(?!_)")
@@ -166,6 +196,7 @@ def _frozen_statements(body: Sequence[cst.BaseStatement], *, whole: bool) -> set
 
 
 _Handler = TypeVar("_Handler", cst.ExceptHandler, cst.ExceptStarHandler)
+_NodeT = TypeVar("_NodeT", bound=cst.CSTNode)
 
 
 def _catches_import_error(handler: cst.ExceptHandler | cst.ExceptStarHandler) -> bool:
@@ -208,13 +239,22 @@ class MigrateImportsCommand(Codemod):
         self.style = style or ImportStyle()
         self.moved = moved_names(moves)
         self.taken = set(analysis.all_names)
-        self.new_aliases: dict[str, str] = {}
+        self.tops = {old.partition(".")[0] for old in moves.old_modules}
+        self.new_aliases: dict[tuple[str, str | None], str] = {}
         self.plan = self._plan()
-        self.replacements = {(owner, new): text for owner, targets in self.plan.items()
-                             for new, text in targets.items()}
+        self.type_replacements = {
+            (owner, new): text for owner, targets in self.plan.items()
+            for new, text in targets.items()
+            if owner in analysis.aliases or owner in analysis.module_imports}
+        """What a type-expression string's ``m.X`` or ``old.X`` becomes, where a
+        module-level import binds the name the rewrite gives it."""
         self.constants: dict[tuple[str, str], str] = {}
         """(old, new) -> the module-level name holding the module found at import time."""
-        self.needs_type_checking = False
+        self.guard: tuple[Kind, str, str | None] | None = None
+        """The import the guards the rewrite writes need (``from typing import
+        TYPE_CHECKING`` or ``import typing``), when the module has none."""
+        self.local_guard: str | None = None
+        """How the statement list being rewritten names TYPE_CHECKING, if it imports it."""
         self.indent = ""
         """The indentation of the statement list being rewritten (lines count it)."""
 
@@ -237,20 +277,25 @@ class MigrateImportsCommand(Codemod):
             reuse = (owner in analysis.explicit_aliases and len(news) == 1
                      and owner not in analysis.alias_other_uses)
             dotted = owner not in analysis.aliases and not self.compat
-            plan[owner] = {new: owner if reuse else new if dotted else self._alias_for(new)
-                           for new in news}
+            # An alias an import-error handler rebinds gets a name of its own: the
+            # handler binds that name to its fallback, which no other alias shares.
+            mine = owner if owner in analysis.guarded_aliases else None
+            plan[owner] = {new: owner if reuse else new if dotted else self._alias_for(
+                new, mine) for new in news}
         return plan
 
-    def _alias_for(self, new: str) -> str:
-        """Returns the name bound to ``new`` for its attribute uses (free, and stable)."""
-        if new in self.new_aliases:
-            return self.new_aliases[new]
+    def _alias_for(self, new: str, owner: str | None = None) -> str:
+        """Returns the name bound to ``new`` for its attribute uses (free, and stable);
+        one of ``owner``'s own when given."""
+        if (new, owner) in self.new_aliases:
+            return self.new_aliases[(new, owner)]
         alias = new.rpartition(".")[2]
-        if not ((new, "") in self.analysis.new_bound and alias not in self.analysis.other_bound):
+        if owner is not None or not (
+                (new, "") in self.analysis.new_bound and alias not in self.analysis.other_bound):
             while alias in self.taken:
                 alias += "_"
         self.taken.add(alias)
-        self.new_aliases[new] = alias
+        self.new_aliases[(new, owner)] = alias
         return alias
 
     def constant_for(self, old: str, new: str) -> str:
@@ -305,11 +350,26 @@ class MigrateImportsCommand(Codemod):
         return handler
 
     def type_checking_name(self) -> str:
-        """Returns how this module names ``typing.TYPE_CHECKING`` (imported when missing)."""
+        """Returns how the code being rewritten names ``typing.TYPE_CHECKING``: as the
+        statement list or the module imports it, else through an import to add
+        (``typing.TYPE_CHECKING`` when the module binds ``TYPE_CHECKING`` to its own)."""
+        if self.local_guard is not None:
+            return self.local_guard
         if self.analysis.type_checking is not None:
             return self.analysis.type_checking
-        self.needs_type_checking = True
-        return "TYPE_CHECKING"
+        if self.guard is None:
+            self.guard = self._guard_import()
+        kind, _, name = self.guard
+        return "TYPE_CHECKING" if kind == "from" else f"{name or 'typing'}.TYPE_CHECKING"
+
+    def _guard_import(self) -> tuple[Kind, str, str | None]:
+        if "TYPE_CHECKING" not in self.taken:
+            return ("from", "typing", "TYPE_CHECKING")
+        alias = "typing"
+        while alias in self.taken:
+            alias += "_"
+        self.taken.add(alias)
+        return ("import", "typing", None if alias == "typing" else alias)
 
     def transform_module(self, tree: cst.Module) -> cst.Module:
         """Returns the rewritten module (no metadata: MetadataWrapper would deep-copy it)."""
@@ -334,6 +394,7 @@ class MigrateImportsCommand(Codemod):
         if not anchors:
             return list(body)
         self.frozen = _frozen_statements(body, whole=self.keep_order)
+        self.local_guard = _type_checking_bound(body[:anchors[0]]) if indent else None
         blocks = {i: self._block(body, i) for i in anchors}
         work = list(body)
         prefixes: dict[int, Sequence[cst.EmptyLine]] = {}
@@ -418,10 +479,10 @@ class MigrateImportsCommand(Codemod):
         if index in self.frozen:
             return start, end
         while (start > 0 and _single_import(body[start - 1]) and not _starts_block(body[start])
-               and start - 1 not in self.frozen):
+               and start - 1 not in self.frozen and not _ends_block(body[start - 1])):
             start -= 1
         while end + 1 < len(body) and _single_import(body[end + 1]) and not _starts_block(
-                body[end + 1]) and end + 1 not in self.frozen:
+                body[end + 1]) and end + 1 not in self.frozen and not _ends_block(body[end]):
             end += 1
         return start, end
 
@@ -448,7 +509,7 @@ class MigrateImportsCommand(Codemod):
                     add.member_comments[add.names[0]] = comment.value
             if drop:
                 leaving.add(i)
-        kept = self._without(stmt, node, leaving)
+        kept = self._without(stmt, node, leaving, frozen=index in self.frozen)
         if not kept and isinstance(node, cst.ImportFrom) and len(
                 {add.key for add in adds}) == 1:
             whole: dict[tuple[int, tuple[str, int, str, str | None]], _Addition] = {}
@@ -460,6 +521,7 @@ class MigrateImportsCommand(Codemod):
         if not kept:
             for add in adds:
                 add.comments = [*stmt.leading_lines]
+                add.trailing = stmt.trailing_whitespace
                 trailing = stmt.trailing_whitespace.comment
                 add.comment = trailing.value if trailing is not None else add.comment
         return kept, adds
@@ -523,14 +585,17 @@ class MigrateImportsCommand(Codemod):
         return adds
 
     def _without(self, stmt: cst.SimpleStatementLine, node: cst.Import | cst.ImportFrom,
-                 leaving: set[int]) -> list[cst.BaseStatement]:
+                 leaving: set[int], *, frozen: bool = False) -> list[cst.BaseStatement]:
+        """Returns ``stmt`` without the names at ``leaving``: written anew as the style
+        writes it, or, when it has comments or stands where the sorters do not look
+        (``frozen``), with its own layout, each comment line kept in its place."""
         assert isinstance(node.names, Sequence)
         if not leaving:
             return [stmt]
         if len(leaving) == len(node.names):
             return []
-        names = [a for i, a in enumerate(node.names) if i not in leaving]
-        if isinstance(node, cst.ImportFrom) and not _has_comment(node):
+        names, lead = _kept_names(node, leaving)
+        if isinstance(node, cst.ImportFrom) and not _has_comment(node) and not frozen:
             texts = _style.render_from(self.style, len(node.relative), _module_text(node),
                                        _alias_items(names), sort=False, indent=self.indent,
                                        # One name left is written on one line where it fits
@@ -540,11 +605,10 @@ class MigrateImportsCommand(Codemod):
             lines[0] = lines[0].with_changes(leading_lines=stmt.leading_lines)
             lines[-1] = lines[-1].with_changes(trailing_whitespace=stmt.trailing_whitespace)
             return list(lines)
-        parenthesised = isinstance(node, cst.ImportFrom) and node.rpar is not None
-        if not parenthesised:  # a trailing comma is only legal inside parentheses
+        if isinstance(node, cst.ImportFrom) and node.lpar is not None and lead is not None:
+            node = node.with_changes(lpar=node.lpar.with_changes(whitespace_after=lead))
+        else:  # a trailing comma is only legal inside parentheses
             names[-1] = names[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
-        elif names[-1] is not node.names[-1]:
-            names[-1] = _closing_comma(names[-1], node.names[-1])
         return [stmt.with_changes(body=[node.with_changes(names=names)])]
 
     # -- adding imports -----------------------------------------------------------------
@@ -738,7 +802,8 @@ class MigrateImportsCommand(Codemod):
         if original is None or len(lines) != 1 or not isinstance(fresh, cst.ImportFrom):
             return lines
         return [lines[0].with_changes(body=[original.with_changes(
-            relative=fresh.relative, module=fresh.module)])]
+            relative=fresh.relative, module=fresh.module)],
+            trailing_whitespace=add.trailing or lines[0].trailing_whitespace)]
 
     def statement_key(self, stmt: cst.BaseStatement) -> tuple[int, tuple[object, ...]] | None:
         """Returns where the style sorts an import statement: (section, key); None otherwise."""
@@ -767,7 +832,7 @@ class MigrateImportsCommand(Codemod):
             for s in range(block[0], block[1] + 1):
                 for p, stmt in enumerate(slots[s]):
                     other = self.statement_key(stmt)
-                    if other is not None and other[1] > key[1]:
+                    if other is not None and other > key:
                         slots[s].insert(p, new)
                         placed = True
                         break
@@ -795,6 +860,15 @@ class MigrateImportsCommand(Codemod):
                                             comment=add.comment, member_comments=notes)]
         body = self._lines(add.kind, add.level, add.module, add.names, indent + "    ",
                            comment=add.comment, member_comments=add.member_comments)
+        fresh = body[0].body[0]
+        if add.original is not None and add.trailing is not None and isinstance(
+                fresh, cst.ImportFrom) and (_has_comment(add.original) or add.anchor in self.frozen):
+            # Moving whole with comments inside, or where the sorters do not look, the
+            # statement keeps its layout and every comment in both branches.
+            original, end = add.original, add.trailing
+            body = [cst.SimpleStatementLine(body=[original.with_changes(
+                relative=fresh.relative, module=fresh.module)], trailing_whitespace=end)]
+            fallback = [cst.SimpleStatementLine(body=[original], trailing_whitespace=end)]
         guard = self.type_checking_name()
         stmt = cst.parse_statement(f"try:\n    pass\nexcept ImportError:\n    if not {guard}:\n"
                                    "        pass\n")
@@ -825,22 +899,38 @@ class MigrateImportsCommand(Codemod):
     # -- the module's top: TYPE_CHECKING and the modules found at import time -------------
 
     def finish_module(self, body: list[cst.BaseStatement]) -> list[cst.BaseStatement]:
-        """Returns the module body with what --compat output needs at its top: the
-        ``TYPE_CHECKING`` import and the constants naming the modules found at import time."""
-        self.frozen = _frozen_statements(body, whole=self.keep_order)
-        if self.needs_type_checking:
-            body = self._add_type_checking(body)
+        """Returns the module body with what the rewrite needs at its top: the imports of
+        the modules rewritten type-expression strings name, the constants naming the
+        modules found at import time (--compat), and the ``TYPE_CHECKING`` import, which
+        comes before its first use."""
+        self.local_guard = None
+        body = self._add_type_imports(body)
         if self.constants:
-            at = _import_region_end(body)
+            at = min([_import_region_end(body), *(_first_use(body, name)
+                                                  for name in self.constants.values())])
             chosen = [self._constant_statement(old, new, name)
                       for (old, new), name in self.constants.items()]
-            if at < len(body):
-                body[at] = _with_blank_line(body[at])
-            first = chosen[0]
-            chosen[0] = first.with_changes(leading_lines=[cst.EmptyLine(indent=False)]
-                                           if at else [])
-            body = [*body[:at], *chosen, *body[at:]]
+            body = _inserted(body, at, chosen)
+        if self.guard is not None:
+            kind, module, name = self.guard
+            body = self._add_import(body, kind, module, name,
+                                    limit=_first_use(body, "TYPE_CHECKING"))
         return body
+
+    def _add_type_imports(self, body: list[cst.BaseStatement]) -> list[cst.BaseStatement]:
+        """Returns ``body`` importing each new module a type-expression string now names
+        that no import binds: ``import new`` where the style puts it, or in --compat
+        under ``if TYPE_CHECKING:`` (only type checkers read those strings)."""
+        modules = sorted(self.analysis.type_imports)
+        if not modules:
+            return body
+        if not self.compat:
+            for module in modules:
+                body = self._add_import(body, "import", module, None)
+            return body
+        lines = "".join(f"    {_style.render_import(self.style, m, None)}\n" for m in modules)
+        block = cst.parse_statement(f"if {self.type_checking_name()}:\n{lines}")
+        return _inserted(body, _import_region_end(body), [block])
 
     @staticmethod
     def _constant_statement(old: str, new: str, name: str) -> cst.BaseStatement:
@@ -848,22 +938,21 @@ class MigrateImportsCommand(Codemod):
             f'try:\n    __import__("{new}")\n    {name} = "{new}"\n'
             f'except ImportError:\n    {name} = "{old}"\n')
 
-    def _add_type_checking(self, body: list[cst.BaseStatement]) -> list[cst.BaseStatement]:
-        """Returns ``body`` with ``from typing import TYPE_CHECKING`` where the style puts it."""
-        end = _import_region_end(body)
-        slots: list[list[cst.BaseStatement]] = [[stmt] for stmt in body]
-        if end and self._regroup(slots, end - 1, 0, "typing", [("TYPE_CHECKING", None)], ""):
-            return [stmt for slot in slots for stmt in slot]
-        for i in range(end):
-            node = _single_import(body[i])
-            if (i not in self.frozen and isinstance(node, cst.ImportFrom) and not node.relative
-                    and _module_text(node)
-                    == "typing" and self._merge_target(node, _Addition(
-                        "from", 0, "typing", [("TYPE_CHECKING", None)], i))):
-                body[i] = self._merged(body[i], node, [("TYPE_CHECKING", None)], "")
-                return body
-        new = _parse_line(_style.render_from(self.style, 0, "typing",
-                                             [("TYPE_CHECKING", None)])[0])
+    def _add_import(self, body: list[cst.BaseStatement], kind: Kind, module: str,
+                    name: str | None, *, limit: int | None = None) -> list[cst.BaseStatement]:
+        """Returns ``body`` with ``from module import name`` (or ``import module [as
+        name]``) where the style puts it among the leading imports before ``limit``."""
+        self.frozen = _frozen_statements(body, whole=self.keep_order)
+        end = _import_region_end(body) if limit is None else min(_import_region_end(body),
+                                                                  limit)
+        if kind == "from" and name is not None:
+            merged = self._merged_into(body, end, module, name)
+            if merged is not None:
+                return merged
+            text = _style.render_from(self.style, 0, module, [(name, None)])[0]
+        else:
+            text = _style.render_import(self.style, module, name)
+        new = _parse_line(text)
         key = self.statement_key(new)
         assert key is not None
         ordered = [(i, k) for i in range(end) if i not in self.frozen
@@ -884,6 +973,40 @@ class MigrateImportsCommand(Codemod):
         rest = own if other[0] == key[0] else [cst.EmptyLine(indent=False), *own]
         body[at] = body[at].with_changes(leading_lines=rest)
         return [*body[:at], new, *body[at:]]
+
+    def _merged_into(self, body: list[cst.BaseStatement], end: int, module: str,
+                     name: str) -> list[cst.BaseStatement] | None:
+        """Returns ``body`` with ``name`` joined to a ``from module import`` among its
+        first ``end`` statements, as the style writes them; None when there is none."""
+        slots: list[list[cst.BaseStatement]] = [[stmt] for stmt in body]
+        if end and self._regroup(slots, end - 1, 0, module, [(name, None)], ""):
+            return [stmt for slot in slots for stmt in slot]
+        for i in range(end):
+            node = _single_import(body[i])
+            if (i not in self.frozen and isinstance(node, cst.ImportFrom) and not node.relative
+                    and _module_text(node) == module and self._merge_target(
+                        node, _Addition("from", 0, module, [(name, None)], i))):
+                body[i] = self._merged(body[i], node, [(name, None)], "")
+                return body
+        return None
+
+
+def _inserted(body: list[cst.BaseStatement], at: int,
+              chosen: list[cst.BaseStatement]) -> list[cst.BaseStatement]:
+    """Returns ``body`` with ``chosen`` inserted at ``at`` as a block of its own."""
+    if at < len(body):
+        body[at] = _with_blank_line(body[at])
+    chosen[0] = chosen[0].with_changes(leading_lines=[cst.EmptyLine(indent=False)]
+                                       if at else [])
+    return [*body[:at], *chosen, *body[at:]]
+
+
+def _first_use(body: Sequence[cst.BaseStatement], name: str) -> int:
+    """Returns the index of the first statement whose text holds ``name``, after the
+    docstring and the ``__future__`` imports (which nothing may precede)."""
+    floor = _after_future(body, len(body))
+    return next((i for i in range(floor, len(body))
+                 if name in _EMPTY.code_for_node(body[i])), len(body))
 
 
 def _after_future(body: Sequence[cst.BaseStatement], end: int) -> int:
@@ -992,12 +1115,14 @@ def _after_imports(stmt: cst.BaseStatement) -> cst.BaseStatement:
 
 
 def _with_blank_line(stmt: cst.BaseStatement) -> cst.BaseStatement:
-    """Returns ``stmt`` with a blank line above it (unless it already has one)."""
+    """Returns ``stmt`` with the blank lines ruff wants above it after imports (one, two
+    before a class or function), unless it has as many already."""
     blank, own = _split_leading(stmt)
-    if blank:
+    count = 2 if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)) else 1
+    if len(blank) >= count:
         return stmt
     return stmt.with_changes(
-        leading_lines=[cst.EmptyLine(indent=False), *own])
+        leading_lines=[*(cst.EmptyLine(indent=False) for _ in range(count)), *own])
 
 
 def _is_import_like(stmt: cst.BaseStatement) -> bool:
@@ -1005,9 +1130,10 @@ def _is_import_like(stmt: cst.BaseStatement) -> bool:
         return True
     if isinstance(stmt, cst.SimpleStatementLine):
         return all(isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body)
-    if isinstance(stmt, cst.Try):
+    if isinstance(stmt, cst.Try):  # an else or finally may run code using what follows
         return all(_is_import_like(s) for s in stmt.body.body if isinstance(
-            s, cst.BaseStatement)) and any(_catches_import_error(h) for h in stmt.handlers)
+            s, cst.BaseStatement)) and any(_catches_import_error(h) for h in stmt.handlers) and (
+                stmt.orelse is None and stmt.finalbody is None)
     if isinstance(stmt, cst.If):
         return _is_type_checking(stmt.test)
     return False
@@ -1076,17 +1202,43 @@ def _reindented(comma: cst.Comma | cst.MaybeSentinel,
     return separator
 
 
-def _closing_comma(kept: cst.ImportAlias, removed: cst.ImportAlias) -> cst.ImportAlias:
-    """Returns ``kept`` (now last) with its own comment but the line break before `)`."""
-    mine, theirs = kept.comma, removed.comma
-    if not (isinstance(mine, cst.Comma) and isinstance(theirs, cst.Comma)):
+def _kept_names(node: cst.Import | cst.ImportFrom, leaving: set[int]
+                ) -> tuple[list[cst.ImportAlias], cst.BaseParenthesizableWhitespace | None]:
+    """Returns the names of ``node`` but those at ``leaving``, and the whitespace after its
+    opening parenthesis (None without one). The line break after a name that leaves, and
+    the comment lines there (they belong to the next name), stay where they were."""
+    assert isinstance(node.names, Sequence)
+    lead = node.lpar.whitespace_after if isinstance(node, cst.ImportFrom) and node.lpar else None
+    kept: list[cst.ImportAlias] = []
+    for i, alias in enumerate(node.names):
+        if i not in leaving:
+            kept.append(alias)
+            continue
+        space = alias.comma.whitespace_after if isinstance(alias.comma, cst.Comma) else None
+        if space is None:
+            continue
+        previous = kept[-1].comma if kept else None
+        if isinstance(previous, cst.Comma):
+            kept[-1] = kept[-1].with_changes(comma=previous.with_changes(
+                whitespace_after=_joined_space(previous.whitespace_after, space)))
+        elif not kept and lead is not None:
+            lead = _joined_space(lead, space)
+    return kept, lead
+
+
+def _joined_space(kept: cst.BaseParenthesizableWhitespace,
+                  removed: cst.BaseParenthesizableWhitespace
+                  ) -> cst.BaseParenthesizableWhitespace:
+    """Returns the whitespace before a name that now follows ``kept`` where a removed
+    name's ``removed`` was: ``kept``'s own comment, then the removed line break with the
+    comment lines after it (the removed name's own comment goes with the name)."""
+    if not isinstance(removed, cst.ParenthesizedWhitespace):
         return kept
-    own, closing = mine.whitespace_after, theirs.whitespace_after
-    if isinstance(own, cst.ParenthesizedWhitespace) and isinstance(
-            closing, cst.ParenthesizedWhitespace):
-        spacing = own.with_changes(indent=closing.indent, last_line=closing.last_line)
-        return kept.with_changes(comma=mine.with_changes(whitespace_after=spacing))
-    return kept
+    lines = [line for line in removed.empty_lines if line.comment is not None]
+    if isinstance(kept, cst.ParenthesizedWhitespace):
+        return kept.with_changes(empty_lines=[*kept.empty_lines, *lines],
+                                 indent=removed.indent, last_line=removed.last_line)
+    return removed.with_changes(first_line=cst.TrailingWhitespace(), empty_lines=lines)
 
 
 def _own_lines(body: Sequence[cst.BaseSmallStatement]) -> list[cst.SimpleStatementLine]:
@@ -1119,9 +1271,30 @@ class _Rewriter(cst.CSTTransformer):
         """Per indented block: whether it runs only for type checkers (``if TYPE_CHECKING:``)."""
         self.checking = False
         """Set by ``if TYPE_CHECKING:`` for the block (or one-line suite) that follows."""
-        self.annotations = 0
-        self.expressions: list[bool] = []
-        """Per expression statement: whether its value is a bare string (a docstring)."""
+        self.roles: list[StringRole] = ["runtime"]
+        self.marks: dict[int, StringRole] = {}
+        """ids of nodes whose strings are read in another role (as the scan marks them)."""
+        self.quiet: set[int] = set()
+        """ids of the handlers of the user's own new-then-old fallbacks: left as written."""
+        self.pieces: set[int] = set()
+        """ids of the strings of a concatenation: rewritten with it, as one string."""
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        role = self.marks.get(id(node))
+        if role is not None:
+            self.roles.append(role)
+        return super().on_visit(node)
+
+    def on_leave(self, original_node: _NodeT, updated_node: _NodeT
+                 ) -> _NodeT | cst.RemovalSentinel | cst.FlattenSentinel[_NodeT]:
+        result = super().on_leave(original_node, updated_node)
+        if self.marks.pop(id(original_node), None) is not None:
+            self.roles.pop()
+        return result
+
+    def _mark(self, node: cst.CSTNode | None, role: StringRole | None) -> None:
+        if node is not None and role is not None and role != self.roles[-1]:
+            self.marks[id(node)] = role
 
     def visit_Import(self, node: cst.Import) -> bool:
         return False
@@ -1129,8 +1302,34 @@ class _Rewriter(cst.CSTTransformer):
     def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
         return False
 
-    def visit_Try(self, node: cst.Try) -> bool:
-        return not self._is_compat_fallback(node)
+    # -- try statements ------------------------------------------------------------------
+
+    def visit_Try(self, node: cst.Try | cst.TryStar) -> bool:
+        catches = any(_catches_import_error(h) for h in node.handlers)
+        if is_new_then_old_fallback(catches, self._imported(node.body), self.command.moves):
+            self.quiet.update(id(handler) for handler in node.handlers)
+        return True
+
+    visit_TryStar = visit_Try
+
+    def _imported(self, suite: cst.BaseSuite) -> Iterable[str]:
+        """Yields what the statements of ``suite`` import (as the scan reads a ``try``)."""
+        for stmt in suite.body if isinstance(suite, cst.IndentedBlock) else [suite]:
+            smalls = stmt.body if isinstance(stmt, (cst.SimpleStatementLine,
+                                                    cst.SimpleStatementSuite)) else ()
+            for small in smalls:
+                if isinstance(small, cst.Import):
+                    yield from (name for name, _ in _alias_items(small.names))
+                elif isinstance(small, cst.ImportFrom) and (module := self.command._resolve(
+                        small)) is not None:
+                    yield module
+                    if isinstance(small.names, Sequence):
+                        yield from (f"{module}.{name}" for name, _ in _alias_items(small.names))
+
+    def visit_ExceptHandler(self, node: cst.ExceptHandler | cst.ExceptStarHandler) -> bool:
+        return id(node) not in self.quiet
+
+    visit_ExceptStarHandler = visit_ExceptHandler
 
     def leave_Try(self, original_node: cst.Try, updated_node: cst.Try) -> cst.Try:
         """Returns the ``try`` with each name the rewrite bound in its body bound in its
@@ -1153,21 +1352,7 @@ class _Rewriter(cst.CSTTransformer):
                     for handler in updated_node.handlers]
         return updated_node.with_changes(handlers=handlers)
 
-    def _is_compat_fallback(self, node: cst.Try) -> bool:
-        if not any(_catches_import_error(h) for h in node.handlers):
-            return False
-        for stmt in node.body.body:
-            imp = _single_import(stmt) if isinstance(stmt, cst.BaseStatement) else None
-            if isinstance(imp, cst.ImportFrom):
-                module = self.command._resolve(imp)
-                names = _alias_items(imp.names) if isinstance(imp.names, Sequence) else []
-                if module in self.command.moves.new_modules or any(
-                        f"{module}.{n}" in self.command.moves.new_modules for n, _ in names):
-                    return True
-            elif isinstance(imp, cst.Import) and any(
-                    n in self.command.moves.new_modules for n, _ in _alias_items(imp.names)):
-                return True
-        return False
+    # -- blocks --------------------------------------------------------------------------
 
     def visit_If(self, node: cst.If) -> None:
         self.checking = _is_type_checking(node.test)
@@ -1205,6 +1390,8 @@ class _Rewriter(cst.CSTTransformer):
         body = self.command.rewrite_body(updated_node.body, "")
         return updated_node.with_changes(body=self.command.finish_module(body))
 
+    # -- attributes ----------------------------------------------------------------------
+
     def leave_Attribute(self, original_node: cst.Attribute,
                         updated_node: cst.Attribute) -> cst.BaseExpression:
         owner = get_full_name_for_node(updated_node.value)
@@ -1217,77 +1404,262 @@ class _Rewriter(cst.CSTTransformer):
         text = self.command.plan.get(owner, {}).get(new or "")
         if text is None or text == owner:
             return updated_node
-        return updated_node.with_changes(value=cst.parse_expression(text))
+        value = updated_node.value  # its parentheses, and a comment inside them, stay
+        return updated_node.with_changes(value=cst.parse_expression(text).with_changes(
+            lpar=value.lpar, rpar=value.rpar))
+
+    # -- the role of each string (the scan marks the same ones) --------------------------
 
     def visit_Annotation(self, node: cst.Annotation) -> None:
-        self.annotations += 1
+        self.roles.append("type")
 
     def leave_Annotation(self, original_node: cst.Annotation,
                          updated_node: cst.Annotation) -> cst.Annotation:
-        self.annotations -= 1
+        self.roles.pop()
         return updated_node
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._mark(node.value, assigned_role(_last_name(node.annotation.annotation)))
+
+    def visit_Subscript(self, node: cst.Subscript) -> None:
+        roles = subscript_roles(_last_name(node.value), len(node.slice), self.roles[-1])
+        for element, role in zip(node.slice, roles):
+            if isinstance(element.slice, cst.Index):
+                self._mark(element.slice.value, role)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        function, position = _last_name(node.func), 0
+        for arg in node.args:
+            if arg.keyword is not None:
+                self._mark(arg.value, argument_role(function, arg.keyword.value))
+            elif not arg.star:
+                self._mark(arg.value, argument_role(function, position))
+                position += 1
 
     def visit_Expr(self, node: cst.Expr) -> None:
-        self.expressions.append(isinstance(node.value, (cst.SimpleString,
-                                                        cst.ConcatenatedString)))
+        if isinstance(node.value, (cst.SimpleString, cst.ConcatenatedString)):
+            self._mark(node.value, "value")  # a docstring: plain text, never an f-string
 
-    def leave_Expr(self, original_node: cst.Expr, updated_node: cst.Expr) -> cst.Expr:
-        self.expressions.pop()
-        return updated_node
+    def visit_MatchValue(self, node: cst.MatchValue) -> None:
+        self._mark(node.value, "value")  # a pattern may only hold a literal
+
+    def visit_MatchMappingElement(self, node: cst.MatchMappingElement) -> None:
+        self._mark(node.key, "value")
+
+    # -- strings -------------------------------------------------------------------------
+
+    def visit_ConcatenatedString(self, node: cst.ConcatenatedString) -> None:
+        if id(node) not in self.pieces:  # the whole string: its pieces go with it
+            self.pieces.update(id(piece) for piece in _concatenated(node))
+
+    def leave_ConcatenatedString(self, original_node: cst.ConcatenatedString,
+                                 updated_node: cst.ConcatenatedString) -> cst.BaseExpression:
+        if id(original_node) in self.pieces:
+            return updated_node
+        return self._string(updated_node)
 
     def leave_SimpleString(self, original_node: cst.SimpleString,
                            updated_node: cst.SimpleString) -> cst.BaseExpression:
-        value, quote, prefix = updated_node.value, updated_node.quote, updated_node.prefix
-        body = value[len(prefix) + len(quote):len(value) - len(quote)]
-        command = self.command
-        if (self._compat() and not self.annotations and "b" not in prefix.lower()
-                and not (self.expressions and self.expressions[-1])
-                and target_spans(body, command.moves)):
-            # Runs on both layouts: the module found at import time, in an f-string.
-            escaped = body.replace("{", "{{").replace("}", "}}")
-            new = rewrite_string(escaped, command.moves, self.analysis.aliases,
-                                 command.replacements, lambda old, new_module: "{"
-                                 + command.constant_for(old, new_module) + "}")
-            if new is not None:
-                fprefix = "f" + prefix.replace("u", "").replace("U", "")
-                return cst.parse_expression(f"{fprefix}{quote}{new}{quote}")
-        new = rewrite_string(body, command.moves, self.analysis.aliases, command.replacements,
-                             annotation=bool(self.annotations))
-        if new is None:
+        if id(original_node) in self.pieces:
             return updated_node
-        return updated_node.with_changes(value=value[:len(prefix) + len(quote)] + new
-                                         + value[len(value) - len(quote):])
+        return self._string(updated_node)
 
     def leave_FormattedString(self, original_node: cst.FormattedString,
-                              updated_node: cst.FormattedString) -> cst.FormattedString:
-        parts = self._fstring_parts(updated_node.parts)
-        return updated_node if parts is None else updated_node.with_changes(parts=parts)
+                              updated_node: cst.FormattedString) -> cst.BaseExpression:
+        if id(original_node) in self.pieces:
+            return updated_node
+        return self._string(updated_node)
 
     def leave_FormattedStringExpression(
             self, original_node: cst.FormattedStringExpression,
             updated_node: cst.FormattedStringExpression) -> cst.FormattedStringExpression:
         spec = updated_node.format_spec
-        parts = None if spec is None else self._fstring_parts(spec)
+        if spec is None:
+            return updated_node
+        texts = [p.value if isinstance(p, cst.FormattedStringText) else None for p in spec]
+        edits = [_Edit(t.part, t.start, t.end, t.old, t.new)
+                 for t in string_targets(texts, self.command.moves) if t.verdict == "fix"]
+        parts = self._edited_parts(spec, edits)
         return updated_node if parts is None else updated_node.with_changes(format_spec=parts)
 
-    def _fstring_parts(self, parts: Sequence[cst.BaseFormattedStringContent]
-                       ) -> list[cst.BaseFormattedStringContent] | None:
-        """Returns an f-string's parts with each target the scanner calls fixable rewritten
-        (in --compat, to a field naming the module found at import time); None if none."""
-        texts = [p.value if isinstance(p, cst.FormattedStringText) else None for p in parts]
-        targets = [t for t in fstring_targets(texts, self.command.moves) if t.verdict == "fix"]
-        if not targets:
+    def _string(self, node: _String) -> cst.BaseExpression:
+        """Returns a whole string (a literal, an f-string or a concatenation of them) with
+        each target the scan calls fixable rewritten: in --compat, a runtime target names
+        the module found at import time; type expressions and values are plain text."""
+        code = _EMPTY.code_for_node(node.with_changes(lpar=(), rpar=()))
+        role = self.roles[-1]
+        if role == "type" and isinstance(node, cst.SimpleString):
+            return self._type_string(node, code)
+        if not any(top in code for top in self.command.tops):
+            return node
+        parts = _string_parts(code)
+        if parts is None:
+            return node
+        targets = string_targets(parts, self.command.moves, code)
+        edits = [_Edit(-1, t.at, t.at + len(t.old), t.old, t.new)
+                 for t in targets if t.verdict == "fix" and t.at >= 0]
+        if not edits:
+            return node
+        field = self._compat() and role == "runtime"
+        return _rebuilt(node, {id(piece): new for piece, new in self._pieces_edited(
+            node, edits, field=field)})
+
+    def _type_string(self, node: cst.SimpleString, code: str) -> cst.BaseExpression:
+        """Returns a type-expression string rewritten plainly: ``m.X`` through a module
+        alias and ``old.X`` through ``import old`` become what the rewrite binds."""
+        parts = _string_parts(code) if any(top in code for top in self.command.tops) else []
+        if parts is None or any(t.verdict != "fix" for t in string_targets(
+                parts, self.command.moves, code)) or "b" in node.prefix.lower():
+            return node
+        value, quote, prefix = node.value, node.quote, node.prefix
+        body = value[len(prefix) + len(quote):len(value) - len(quote)]
+        new = rewrite_string(body, self.command.moves, self.analysis.aliases,
+                             self.command.type_replacements, annotation=True)
+        if new is None:
+            return node
+        return node.with_changes(value=value[:len(prefix) + len(quote)] + new
+                                 + value[len(value) - len(quote):])
+
+    def _pieces_edited(self, node: _String, edits: Sequence[_Edit], *, field: bool
+                       ) -> Iterable[tuple[cst.CSTNode, cst.BaseExpression]]:
+        """Yields (piece, rewritten piece) for each piece of ``node`` an edit falls in
+        (edits are placed in the code of the whole string)."""
+        for offset, piece in _piece_offsets(node):
+            size = len(_EMPTY.code_for_node(piece))
+            mine = [e._replace(start=e.start - offset, end=e.end - offset) for e in edits
+                    if offset <= e.start and e.end <= offset + size]
+            if not mine:
+                continue
+            if isinstance(piece, cst.SimpleString):
+                yield piece, self._simple_edited(piece, mine, field=field)
+                continue
+            local, placed = len(piece.start), []
+            for index, part in enumerate(piece.parts):
+                length = len(_EMPTY.code_for_node(part))
+                if isinstance(part, cst.FormattedStringText):
+                    placed += [e._replace(part=index, start=e.start - local,
+                                          end=e.end - local) for e in mine
+                               if local <= e.start and e.end <= local + length]
+                local += length
+            parts = self._edited_parts(piece.parts, placed, field=field)
+            if parts is not None:
+                yield piece, piece.with_changes(parts=parts)
+
+    def _simple_edited(self, piece: cst.SimpleString, edits: Sequence[_Edit], *,
+                       field: bool) -> cst.BaseExpression:
+        """Returns a plain literal with ``edits`` (placed in its code) applied: as an
+        f-string naming the module found at import time when ``field``."""
+        prefix, quote, value = piece.prefix, piece.quote, piece.value
+        head = len(prefix) + len(quote)
+        body = value[head:len(value) - len(quote)]
+        pieces, last = [], 0
+        for edit in sorted(edits, key=lambda e: e.start):
+            start, end = edit.start - head, edit.end - head
+            literal = body[last:start]
+            if field:
+                literal = _brace_escaped(literal, raw="r" in prefix.lower())
+                pieces += [literal, "{" + self.command.constant_for(edit.old, edit.new) + "}"]
+            else:
+                pieces += [literal, edit.new]
+            last = end
+        tail = body[last:]
+        pieces.append(_brace_escaped(tail, raw="r" in prefix.lower()) if field else tail)
+        if not field:
+            return piece.with_changes(value=value[:head] + "".join(pieces) + quote)
+        fprefix = "f" + prefix.replace("u", "").replace("U", "")
+        return cst.parse_expression(f"{fprefix}{quote}{''.join(pieces)}{quote}")
+
+    def _edited_parts(self, parts: Sequence[cst.BaseFormattedStringContent],
+                      edits: Sequence[_Edit], *, field: bool | None = None
+                      ) -> list[cst.BaseFormattedStringContent] | None:
+        """Returns an f-string's parts with each edit (placed in one literal part) applied;
+        None if there is none."""
+        if not edits:
             return None
-        compat = self._compat() and not self.annotations
+        field = (self._compat() and self.roles[-1] == "runtime") if field is None else field
         rewritten = list(parts)
-        for target in sorted(targets, key=lambda t: (t.part, t.start), reverse=True):
-            piece = rewritten[target.part]
-            assert isinstance(piece, cst.FormattedStringText)
-            value = ("{" + self.command.constant_for(target.old, target.new) + "}" if compat
-                     else target.new)
-            rewritten[target.part] = piece.with_changes(
-                value=piece.value[:target.start] + value + piece.value[target.end:])
+        for edit in sorted(edits, key=lambda e: (e.part, e.start), reverse=True):
+            piece = rewritten[edit.part]
+            if not isinstance(piece, cst.FormattedStringText):
+                continue
+            value = ("{" + self.command.constant_for(edit.old, edit.new) + "}" if field
+                     else edit.new)
+            rewritten[edit.part] = piece.with_changes(
+                value=piece.value[:edit.start] + value + piece.value[edit.end:])
         return rewritten
+
+
+_String = cst.SimpleString | cst.FormattedString | cst.ConcatenatedString
+
+
+class _Edit(NamedTuple):
+    """One old module to replace: ``start:end`` in the text of part ``part`` (or, with
+    ``part == -1``, in the code of the whole string)."""
+
+    part: int
+    start: int
+    end: int
+    old: str
+    new: str
+
+
+def _concatenated(node: cst.ConcatenatedString) -> list[cst.CSTNode]:
+    """Returns every node inside a concatenation that is a string of its own in libcst."""
+    inner: list[cst.CSTNode] = []
+    for side in (node.left, node.right):
+        inner.append(side)
+        if isinstance(side, cst.ConcatenatedString):
+            inner += _concatenated(side)
+    return inner
+
+
+def _piece_offsets(node: _String, offset: int = 0
+                   ) -> list[tuple[int, cst.SimpleString | cst.FormattedString]]:
+    """Returns each literal piece of a string with where its code starts in the string's."""
+    if not isinstance(node, cst.ConcatenatedString):
+        return [(offset, node)]
+    left = _EMPTY.code_for_node(node.left)
+    between = _EMPTY.code_for_node(node.whitespace_between)
+    return [*_piece_offsets(node.left, offset),
+            *_piece_offsets(node.right, offset + len(left) + len(between))]
+
+
+def _rebuilt(node: cst.BaseExpression, new: dict[int, cst.BaseExpression]) -> cst.BaseExpression:
+    """Returns ``node`` with each of its pieces in ``new`` replaced."""
+    if id(node) in new:
+        return new[id(node)]
+    if isinstance(node, cst.ConcatenatedString):
+        left, right = _rebuilt(node.left, new), _rebuilt(node.right, new)
+        assert isinstance(left, (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString))
+        assert isinstance(right, (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString))
+        return node.with_changes(left=left, right=right)
+    return node
+
+
+def _string_parts(code: str) -> list[str | None] | None:
+    """Returns the literal parts of the string ``code`` spells (None for each replacement
+    field), decoded as the scan reads them; None for bytes."""
+    try:
+        tree = ast.parse(f"(\n{code}\n)", mode="eval").body
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    if isinstance(tree, ast.Constant):
+        return [tree.value] if isinstance(tree.value, str) else None
+    if isinstance(tree, ast.JoinedStr):
+        return [v.value if isinstance(v, ast.Constant) and isinstance(v.value, str) else None
+                for v in tree.values]
+    return None
+
+
+_BRACES = re.compile(r"(\\\\)|(\\N\{[^{}]*\})|([{}])")
+
+
+def _brace_escaped(text: str, *, raw: bool) -> str:
+    """Returns literal text for an f-string: each brace doubled, except those of a
+    ``\\N{NAME}`` escape (in a string that is not raw, where escapes are escapes)."""
+    if raw:
+        return text.replace("{", "{{").replace("}", "}}")
+    return _BRACES.sub(lambda m: m.group(0) * 2 if m.group(3) else m.group(0), text)
 
 
 def migrate_source(text: str, *, moves: MoveTable, module: str | None = None,
@@ -1319,6 +1691,16 @@ def migrate_source(text: str, *, moves: MoveTable, module: str | None = None,
     return _finish(run_codemod(command, text), text, moves, package, path)
 
 
+def _rejected(text: str, path: str, exc: Exception) -> str:
+    """Returns why a rewrite Python rejects failed: the input's own fault (``import *`` in a
+    function compiles no better before), or the rewrite's."""
+    try:
+        compile(text, path, "exec", dont_inherit=True)
+    except (SyntaxError, ValueError) as own:
+        return f"does not compile: {_syntax_reason(own)}"
+    return f"rewrite would not compile: {_syntax_reason(exc)}"
+
+
 def _syntax_reason(exc: Exception) -> str:
     if isinstance(exc, SyntaxError):
         return f"{exc.msg} (line {exc.lineno})"
@@ -1334,11 +1716,13 @@ def _finish(result: object, text: str, moves: MoveTable, package: str | None,
     if isinstance(result, TransformSkip):
         return MigrationResult("skipped", text, result.skip_description)
     assert isinstance(result, TransformSuccess)
-    try:
-        after = analyze(ast.parse(result.code, filename=path), moves, package=package,
-                        source=result.code)
-    except (SyntaxError, ValueError) as exc:  # pragma: no cover - a bug guard
-        return MigrationResult("failed", text, f"rewrite would not parse: {exc}")
-    status: Literal["changed", "unchanged"] = "changed" if result.code != text else "unchanged"
-    return MigrationResult(status, result.code, analysis=after)
+    changed = result.code != text
+    try:  # nothing Python would reject is ever written
+        tree = ast.parse(result.code, filename=path)
+        if changed:  # what only the compiler checks too (a pattern holding an f-string)
+            compile(tree, path, "exec", dont_inherit=True)
+    except (SyntaxError, ValueError) as exc:
+        return MigrationResult("failed", text, _rejected(text, path, exc))
+    after = analyze(tree, moves, package=package, source=result.code)
+    return MigrationResult("changed" if changed else "unchanged", result.code, analysis=after)
 
