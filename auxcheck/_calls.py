@@ -3,9 +3,9 @@
 Every check that runs a plugin's code goes through :func:`guard` (or :func:`lookup`), so
 whatever plugin code raises (``SystemExit``, ``GeneratorExit``, ``MemoryError`` included)
 becomes an outcome (later a finding), never a crash or the checker's exit status. Only
-KeyboardInterrupt and pytest's outcome exceptions pass through: pytest-timeout (signal
-method) ends a hanging item by raising ``Failed`` inside the running code. Importing this
-module does not import torch.
+KeyboardInterrupt and pytest's ``Failed`` pass through: pytest-timeout (signal method)
+ends a hanging item by raising ``Failed`` inside the running code. Importing this module
+does not import torch.
 """
 
 from __future__ import annotations
@@ -80,18 +80,21 @@ def phase_code(default: str) -> str:
 
 
 def passes_through(exc: BaseException) -> bool:
-    """Returns True for what a guard must re-raise: KeyboardInterrupt and pytest's outcomes.
+    """Returns True for what a guard must re-raise: KeyboardInterrupt and pytest's ``Failed``.
 
-    pytest is never imported here: its outcome types are looked up only when loaded.
+    ``Failed`` (not an xfail) is what pytest-timeout's signal method raises inside the
+    running code. A skip, an xfail or a ``pytest.exit`` raised inside plugin code is the
+    plugin's own doing (``pytest.importorskip`` in ``copy_to_host``, say): a finding like
+    any error, never an item skipped or a run ended with status 0. pytest is never
+    imported here: its outcome types are looked up only when loaded.
     """
     if isinstance(exc, KeyboardInterrupt):
         return True
     outcomes = sys.modules.get("_pytest.outcomes")
-    if outcomes is None:
-        return False
-    kinds = tuple(k for k in (getattr(outcomes, "OutcomeException", None),
-                              getattr(outcomes, "Exit", None)) if isinstance(k, type))
-    return isinstance(exc, kinds)
+    failed, xfailed = (getattr(outcomes, name, None) for name in ("Failed", "XFailed"))
+    kind = type(exc)
+    return (isinstance(failed, type) and issubclass(kind, failed)
+            and not (isinstance(xfailed, type) and issubclass(kind, xfailed)))
 
 
 @dataclass(frozen=True, slots=True)

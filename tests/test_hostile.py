@@ -324,13 +324,25 @@ def test_a_default_device_set_by_the_plugin_is_put_back() -> None:
 @pytest.mark.parametrize("exc", [
     pytest.param(KeyboardInterrupt(), id="keyboard-interrupt"),
     pytest.param(_pytest.outcomes.Failed("Timeout"), id="pytest-timeout-failed"),
-    pytest.param(_pytest.outcomes.Skipped("skip"), id="pytest-skip"),
-    pytest.param(_pytest.outcomes.Exit("exit"), id="pytest-exit"),
 ])
-def test_the_guard_lets_interrupts_and_pytest_outcomes_through(exc: BaseException) -> None:
+def test_the_guard_lets_interrupts_and_pytest_timeouts_through(exc: BaseException) -> None:
     """pytest-timeout's signal method raises Failed inside plugin code: the check must stop."""
     with pytest.raises(type(exc)):
         check_device_output(output(copy_to_host=raises(exc)))
+
+
+@pytest.mark.parametrize("exc", [
+    pytest.param(_pytest.outcomes.Skipped("no triton"), id="pytest-skip"),
+    pytest.param(_pytest.outcomes.XFailed("flaky"), id="pytest-xfail"),
+    pytest.param(_pytest.outcomes.Exit("done", returncode=0), id="pytest-exit-0"),
+])
+def test_a_skip_an_xfail_or_pytest_exit_in_plugin_code_is_a_finding(exc: BaseException) -> None:
+    """pytest.importorskip, pytest.xfail or pytest.exit inside copy_to_host is the plugin's
+    error (AUX103), never a skipped item or a run that ends with status 0."""
+    report = check_device_output(output(copy_to_host=raises(exc)), batch_size=3)
+    assert report.codes == ["AUX103"]
+    assert report.findings[0].message.startswith(
+        f"copy_to_host raised {type(exc).__name__} at step 1")
 
 
 def test_the_guard_turns_every_other_base_exception_into_an_outcome() -> None:
