@@ -75,6 +75,13 @@ def _is_tensor(value: Any) -> bool:
     return issubclass(type(value), torch.Tensor)  # never isinstance: it reads __class__
 
 
+def _check_steps(steps: Any) -> None:
+    """Raises InvalidArgument unless ``steps`` is a whole number >= 1: no steps would pass vacuously."""
+    if type(steps) is not int or steps < 1:
+        raise InvalidArgument(f"steps={describe(steps)}; expected a whole number >= 1 (the steps "
+                              "of SGLang's loop to run: with none, nothing would be judged)")
+
+
 def _check_batch_size(batch_size: int | None) -> None:
     if batch_size is not None and (type(batch_size) is not int or batch_size < 1):
         raise InvalidArgument(f"batch_size={batch_size!r}; expected a whole number >= 1 "
@@ -152,6 +159,7 @@ def check_device_outputs(
     from auxcheck._loop import OutputSource, check_source, sample_output, source_of
 
     _check_batch_size(batch_size)
+    _check_steps(steps)
     registry = as_registry(static_buffers)
     subject = f"device outputs of {describe(factory)}"
 
@@ -589,6 +597,7 @@ def check_sampling_observer(
     from auxcheck._loop import check_observers, sampling_producer
 
     _check_batch_size(batch_size)
+    _check_steps(steps)
     report = Report(f"sampling observer {type_name(obj)}")
     report.extend(_hook_findings(obj))
     if not report:
@@ -619,6 +628,7 @@ def check_forward_observer(
     from auxcheck._loop import check_observers, forward_producer
 
     _check_batch_size(batch_size)
+    _check_steps(steps)
     report = Report(f"forward observer {type_name(obj)}")
     _, shape = method_findings(obj, "after_forward", ["batch", "forward_batch", "logits_output"],
                                 missing="AUX102", arity="AUX102", keywords=["can_run_graph"])

@@ -14,8 +14,15 @@ import pytest
 import torch
 
 from auxcheck._scheduler import FakeBatch, FakeReq
+from auxcheck.errors import InvalidArgument
 from auxcheck.protocols import CommittedTokens
-from auxcheck.validate import check_commits, check_device_output
+from auxcheck.validate import (
+    check_commits,
+    check_device_output,
+    check_device_outputs,
+    check_forward_observer,
+    check_sampling_observer,
+)
 
 # ---------------------------------------------------------------- commits
 
@@ -224,3 +231,39 @@ def test_a_composite_that_fans_out_exponentially_is_one_finding_in_bounded_time(
     assert report.findings[0].message.startswith(
         "the composite expands to more than 1024 leaf outputs at step 1")
     assert time.monotonic() - started < 30
+
+
+# ---------------------------------------------------------------- arguments
+
+
+class Observer:
+    def is_active(self, sampling_info: Any) -> bool:
+        return True
+
+    def before_grammar(self, logits: Any, sampling_info: Any) -> None:
+        return None
+
+    def after_sample(self, state: Any, token_ids: Any) -> None:
+        return None
+
+
+class ForwardObserver:
+    def after_forward(self, batch: Any, forward_batch: Any, logits_output: Any, *,
+                      can_run_graph: bool) -> None:
+        return None
+
+
+@pytest.mark.parametrize("steps", [0, -1, True, 2.0])
+@pytest.mark.parametrize("check", [
+    pytest.param(lambda steps: check_device_outputs(Leaf, steps=steps), id="device-outputs"),
+    pytest.param(lambda steps: check_sampling_observer(Observer(), steps=steps),
+                 id="sampling-observer"),
+    pytest.param(lambda steps: check_forward_observer(ForwardObserver(), steps=steps),
+                 id="forward-observer"),
+])
+def test_no_steps_to_run_is_an_invalid_argument_not_a_vacuous_pass(check: Any, steps: Any) -> None:
+    """steps=0 would judge nothing: it, a negative number, a bool or a float are rejected."""
+    with pytest.raises(InvalidArgument) as info:
+        check(steps)
+    assert str(info.value) == (f"steps={steps!r}; expected a whole number >= 1 (the steps of "
+                               "SGLang's loop to run: with none, nothing would be judged)")
