@@ -3,9 +3,11 @@
 Every check that runs a plugin's code goes through :func:`guard` (or :func:`lookup`), so
 whatever plugin code raises (``SystemExit``, ``GeneratorExit``, ``MemoryError`` included)
 becomes an outcome (later a finding), never a crash or the checker's exit status. Only
-KeyboardInterrupt and pytest's ``Failed`` pass through: pytest-timeout (signal method)
-ends a hanging item by raising ``Failed`` inside the running code. Importing this module
-does not import torch.
+KeyboardInterrupt passes through as itself. pytest's ``Failed`` raised inside plugin code
+(pytest-timeout's signal method ends a hanging item that way) becomes
+:class:`Interrupted`, which every guard and every check lets through, Hypothesis
+included, up to the check's top, where it is one finding of the rule whose call was
+running. Importing this module does not import torch.
 """
 
 from __future__ import annotations
@@ -13,7 +15,8 @@ from __future__ import annotations
 import inspect
 import sys
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,6 +24,7 @@ from auxcheck.report import Finding
 
 __all__ = [
     "MISSING",
+    "Interrupted",
     "Outcome",
     "announce",
     "arity_problem",
@@ -30,6 +34,7 @@ __all__ = [
     "method_findings",
     "passes_through",
     "phase_code",
+    "plain_torch",
     "set_phase_listener",
     "shape_text",
     "summarize",
@@ -58,18 +63,28 @@ def set_phase_listener(listener: PhaseListener | None) -> PhaseListener | None:
 
 
 _phase = ""
+_phase_what: tuple[str, tuple[Any, ...]] = ("plugin code", ())
 
 
 def announce(code: str, what: str, *subjects: Any) -> None:
     """Tells the phase listener, if any, that plugin code ``what`` runs next under rule ``code``.
 
     ``what`` is a ``str.format`` template filled with the type names of ``subjects``
-    only when a listener is installed, so the common case costs one store.
+    only when it is shown (a listener, an :class:`Interrupted`), so the common case
+    costs two stores.
     """
-    global _phase
-    _phase = code
+    global _phase, _phase_what
+    _phase, _phase_what = code, (what, subjects)
     if _listener is not None:
-        _listener(code, what.format(*(s if type(s) is str else type_name(s) for s in subjects)))
+        _listener(code, _phase_text())
+
+
+def _phase_text() -> str:
+    what, subjects = _phase_what
+    try:
+        return what.format(*(s if type(s) is str else type_name(s) for s in subjects))
+    except (IndexError, KeyError, ValueError):  # a template without its subjects
+        return what
 
 
 def phase_code(default: str) -> str:
@@ -79,17 +94,48 @@ def phase_code(default: str) -> str:
     return code
 
 
-def passes_through(exc: BaseException) -> bool:
-    """Returns True for what a guard must re-raise: KeyboardInterrupt and pytest's ``Failed``.
+class Interrupted(BaseException):
+    """pytest stopped plugin code (pytest-timeout's ``Failed``) while a check ran it.
 
-    ``Failed`` (not an xfail) is what pytest-timeout's signal method raises inside the
-    running code. A skip, an xfail or a ``pytest.exit`` raised inside plugin code is the
-    plugin's own doing (``pytest.importorskip`` in ``copy_to_host``, say): a finding like
-    any error, never an item skipped or a run ended with status 0. pytest is never
-    imported here: its outcome types are looked up only when loaded.
+    Raised by :func:`guard` in place of the outcome, it is a ``BaseException`` no guard,
+    no check and no Hypothesis run catches (Hypothesis would shrink a ``Failed`` and run
+    the hanging code again): it reaches the top of the check, which reports
+    :meth:`finding` under ``code``, the rule of the call that was running.
     """
-    if isinstance(exc, KeyboardInterrupt):
+
+    def __init__(self, outcome: BaseException, code: str, what: str) -> None:
+        super().__init__(code, what)
+        self.outcome = outcome
+        self.code = code
+        self.what = what
+
+    def finding(self) -> Finding:
+        """Returns the finding: what was running, stopped by pytest, and pytest's message."""
+        text = guard(str, self.outcome).value
+        message = text.splitlines()[0] if type(text) is str and text else kind_name(self.outcome)
+        return Finding.of(self.code, f"{self.what} did not finish: pytest stopped it "
+                          f"({message})", "expected plugin code to return well within the "
+                          "test's time limit", None, detail=summarize(self.outcome))
+
+
+def passes_through(exc: BaseException) -> bool:
+    """Returns True for what a guard must re-raise: KeyboardInterrupt, pytest's ``Failed``, Interrupted.
+
+    pytest is never imported here: its outcome types are looked up only when loaded.
+    """
+    if issubclass(type(exc), (KeyboardInterrupt, Interrupted)):
         return True
+    return _timed_out(exc)
+
+
+def _timed_out(exc: BaseException) -> bool:
+    """Returns True for pytest's ``Failed`` (not an xfail): pytest stopping the running code.
+
+    ``Failed`` is what pytest-timeout's signal method raises inside the running code. A
+    skip, an xfail or a ``pytest.exit`` raised inside plugin code is the plugin's own
+    doing (``pytest.importorskip`` in ``copy_to_host``, say): a finding like any error,
+    never an item skipped or a run ended with status 0.
+    """
     outcomes = sys.modules.get("_pytest.outcomes")
     failed, xfailed = (getattr(outcomes, name, None) for name in ("Failed", "XFailed"))
     kind = type(exc)
@@ -114,46 +160,125 @@ def guard(func: Callable[..., Any], *args: Any, **kwargs: Any) -> Outcome:
     """Calls plugin code; whatever it raises becomes an outcome.
 
     ``sys.exit()`` in plugin code is a plugin bug, never the checker's exit status.
-    KeyboardInterrupt and pytest's outcomes propagate (see :func:`passes_through`). A
-    default torch device or dtype the call set is put back, so the checker's own
-    tensors stay where it makes them.
+    KeyboardInterrupt (and an Interrupted from a guard inside) propagates; pytest's
+    ``Failed`` propagates as :class:`Interrupted` (see its docstring). torch's global
+    state the call changed
+    (default device and dtype, a ``with torch.device(...)`` or a torch function or
+    dispatch mode entered and never left) is put back, so the checker's own tensors
+    stay where it makes them and no mode leaks into later checks.
     """
-    torch = sys.modules.get("torch")
-    before = _torch_defaults(torch)
+    before = _torch_state()
     try:
         return Outcome(func(*args, **kwargs))
     except BaseException as exc:  # everything plugin code raises is a finding
-        if passes_through(exc):
+        if not passes_through(exc):
+            return Outcome(error=exc)
+        if not _timed_out(exc):
             raise
-        return Outcome(error=exc)
+        raise Interrupted(exc, _phase or "AUX103", _phase_text()) from None
     finally:
-        if before is not None and _torch_defaults(torch) != before:
-            _restore_torch_defaults(torch, before)
+        if before is not None and not before.same_as(_torch_state()):
+            _restore_torch_state(before)
 
 
-def _torch_defaults(torch: Any) -> tuple[Any, Any] | None:
+@dataclass(frozen=True, slots=True, eq=False)
+class _TorchState:
+    """torch's global state plugin code can leave changed (see :func:`_torch_state`)."""
+
+    functions: tuple[Any, ...]
+    dispatch: tuple[Any, ...]
+    current_device: Any
+    device_context: Any
+    dtype: Any
+
+    def same_as(self, other: _TorchState | None) -> bool:
+        """Returns True when ``other`` holds the very same objects: no ``__eq__`` runs."""
+        return other is not None and all(_identical(x, y) for x, y in (
+            (self.functions, other.functions), (self.dispatch, other.dispatch),
+            ((self.current_device, self.device_context, self.dtype),
+             (other.current_device, other.device_context, other.dtype))))
+
+
+def _identical(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
+    return len(a) == len(b) and all(x is y for x, y in zip(a, b))
+
+
+def _torch_state() -> _TorchState | None:
+    """Returns torch's global state plugin code can leave changed; None before torch is imported.
+
+    An adapter over torch's private mode stacks, checked on torch 2.13: the function
+    mode stack (``set_default_device`` and ``with torch.device`` push a DeviceContext
+    there), the dispatch mode stack (FakeTensorMode included), the device a
+    DeviceContext entered last, the global device context, and the default dtype.
+    """
+    torch = sys.modules.get("torch")
     if torch is None:
         return None
+    device = sys.modules.get("torch.utils._device")  # imported with the first DeviceContext
     try:
-        return (torch.get_default_device(), torch.get_default_dtype())
-    except Exception:  # noqa: BLE001 - an old or partly imported torch: nothing to restore
+        c = torch._C
+        return _TorchState(
+            tuple(torch.overrides._get_function_stack_at(i)
+                  for i in range(c._len_torch_function_stack())),
+            tuple(c._get_dispatch_stack_at(i) for i in range(c._len_torch_dispatch_stack())),
+            None if device is None else device.CURRENT_DEVICE,
+            getattr(torch._GLOBAL_DEVICE_CONTEXT, "device_context", None),
+            torch.get_default_dtype())
+    except Exception:  # noqa: BLE001 - another torch: nothing it can restore
         return None
 
 
-def _restore_torch_defaults(torch: Any, before: tuple[Any, Any]) -> None:
-    device, dtype = before
-    # None removes the device mode; the default device of a fresh process is the CPU.
-    torch.set_default_device(None if device == torch.device("cpu") else device)
-    torch.set_default_dtype(dtype)
+@contextmanager
+def plain_torch() -> Iterator[None]:
+    """Runs the block on torch's defaults: the CPU as default device, no mode on either stack.
+
+    The checker's own tensors (batches, graph outputs, copies) must be plain CPU
+    tensors whatever a fixture or conftest set globally (``torch.set_default_device
+    ("meta")``, a mode left entered); what was set is put back afterwards. The
+    default dtype stays: tensors of any dtype work.
+    """
+    before = _torch_state()
+    plain = None if before is None else _TorchState((), (), None, None, before.dtype)
+    if before is None or plain is None or before.same_as(plain):
+        yield
+        return
+    _restore_torch_state(plain)
+    try:
+        yield
+    finally:
+        _restore_torch_state(before)
+
+
+def _restore_torch_state(before: _TorchState) -> None:
+    """Puts back what :func:`_torch_state` read: both mode stacks, the device globals, the dtype."""
+    import torch
+    import torch.utils._device as device
+    from torch.utils._python_dispatch import _push_mode
+
+    c = torch._C
+    while c._len_torch_function_stack():
+        c._pop_torch_function_stack()
+    for mode in before.functions:
+        c._push_on_torch_function_stack(mode)
+    while c._len_torch_dispatch_stack():
+        c._pop_torch_dispatch_stack(None)
+    for mode in before.dispatch:
+        _push_mode(mode)
+    device.CURRENT_DEVICE = before.current_device
+    torch._GLOBAL_DEVICE_CONTEXT.device_context = before.device_context
+    torch.set_default_dtype(before.dtype)
 
 
 _OWN_FILES = frozenset({__file__})
+_RUNNER_FILES = ("/_pytest/", "/pytest_timeout.py", "/hypothesis/")
+"""Frames of the test runner: where pytest-timeout raised, not what was running."""
 
 
 def summarize(exc: BaseException, *, frames: int = 3) -> str:
     """Returns the last few frames outside auxcheck's harness as ``file:line in func``, and the error."""
     stack = [f for f in traceback.extract_tb(exc.__traceback__)
-             if f.filename not in _OWN_FILES and "/auxcheck/_" not in f.filename]
+             if f.filename not in _OWN_FILES and "/auxcheck/_" not in f.filename
+             and not any(part in f.filename for part in _RUNNER_FILES)]
     stack = stack[-frames:]
     lines = [f"{f.filename}:{f.lineno} in {f.name}" for f in stack]
     outcome = guard(str, exc)

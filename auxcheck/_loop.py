@@ -345,13 +345,24 @@ def same_bytes(a: Any, b: Any) -> bool:
     try:
         if a.shape != b.shape or a.dtype != b.dtype:
             return False
-        left = a.detach().contiguous().reshape(-1).view(torch.uint8)
-        right = b.detach().contiguous().reshape(-1).view(torch.uint8)
+        left, right = _raw_bytes(a), _raw_bytes(b)
         return bool(torch.equal(left.to(right.device), right))
     except BaseException as exc:  # sparse, nested or meta tensors: not compared
         if passes_through(exc):
             raise
         return True
+
+
+def _raw_bytes(tensor: Any) -> Any:
+    """Returns ``tensor``'s elements as flat bytes; a quantized one as its integer values.
+
+    Viewing a quantized tensor as bytes crashes the process (torch 2.13): its stored
+    integers are what a copy must keep.
+    """
+    import torch
+
+    plain = tensor.int_repr() if tensor.is_quantized else tensor
+    return plain.detach().contiguous().reshape(-1).view(torch.uint8)
 
 
 # ---------------------------------------------------------------- one published output
@@ -499,8 +510,16 @@ def _kept_findings(item: _Leaf, passed: list[TensorRef], at: str) -> list[Findin
     if item.host is None or type(item.leaf) is _HostOnly:
         return []
     fresh = {id(c.dest) for c in item.copier.copies}
-    kept = [ref for ref in unique_tensors(list(iter_tensors(item.host))) if id(ref[1]) not in fresh]
+    cut: list[str] = []
+    kept = [ref for ref in unique_tensors(list(iter_tensors(item.host, cut=cut)))
+            if id(ref[1]) not in fresh]
     findings: list[Finding] = []
+    if cut:
+        findings.append(Finding.of(
+            "AUX105", f"auxcheck could not walk the whole host output {at}: {cut[0]}, so a "
+            "device tensor kept past that point would go unseen", "expected a host output "
+            "auxcheck can walk: keep tensors within a few levels and a few thousand objects",
+            item.host))
     bypassed = {i for i, _ in sharing_indices(kept, passed)}
     for i in sorted(bypassed):
         path, tensor = kept[i]
@@ -882,9 +901,10 @@ def check_source(source: OutputSource, *, batch_size: int | None = None,
                                static=static, overlap=overlap, seed=seed))
         return report
     runs = 1 if source.kind == "instance" else steps
-    pristine, first = _first_output(source, keep_copy=batch_size is None)
-    if type(first) is Finding:
-        report.add(first)
+    try:
+        pristine, first = _first_output(source, keep_copy=batch_size is None)
+    except HookFailed as failed:
+        report.add(failed.finding)
         return report
     candidates = ([BatchSize((batch_size,))] if batch_size else infer_batch_sizes(first))
     results = []
@@ -910,64 +930,73 @@ def check_source(source: OutputSource, *, batch_size: int | None = None,
 
 
 def _first_output(source: OutputSource, *, keep_copy: bool) -> tuple[Any, Any]:
-    """Returns (a pristine deep copy or None, the first output or a Finding saying why not).
+    """Returns (a pristine deep copy or None, the first output); raises HookFailed when none.
 
-    The copy of an instance is kept only when other batch sizes may be tried with it.
+    The copy of an instance is kept only when other batch sizes may be tried with it,
+    and only when it is of the instance's own type (a ``__deepcopy__`` returning
+    another object would judge that object instead).
     """
+    if source.kind == "instance" and source.value is None:
+        raise HookFailed(Finding.of("AUX101", "the device output is None",
+                                    "expected a device output with a callable copy_to_host",
+                                    None))
     if source.kind == "instance" and not keep_copy:
         return None, source.value
     if source.kind == "instance":
         announce("AUX103", "copy.deepcopy of {} (to try another batch size)", source.value)
         copied = guard(copy_module.deepcopy, source.value)
-        return None if copied.error is not None else copied.value, source.value
-    announce("AUX103", "the factory {}", source.value)
-    outcome = guard(source.value)
-    if outcome.error is not None:
-        return None, Finding.of("AUX103", f"the factory {describe(source.value)} raised "
-                                f"{kind_name(outcome.error)}", "expected it to return a "
-                                "device output", source.value, detail=outcome.detail)
-    return None, outcome.value
+        same = copied.error is None and type(copied.value) is type(source.value)
+        return copied.value if same else None, source.value
+    return None, made_by(source.value)
 
 
 def _fresh(source: OutputSource, pristine: Any) -> Any:
+    """Returns another output to try a batch size with, or None when there is none."""
     if source.kind == "instance":
         if pristine is None:
             return None
         announce("AUX103", "copy.deepcopy of {} (to try another batch size)", pristine)
-        return guard(copy_module.deepcopy, pristine).value
-    announce("AUX103", "the factory {}", source.value)
-    outcome = guard(source.value)
-    return None if outcome.error is not None else outcome.value
+        copied = guard(copy_module.deepcopy, pristine).value
+        return copied if type(copied) is type(pristine) else None
+    try:
+        return made_by(source.value)
+    except HookFailed:
+        return None
+
+
+def made_by(factory: Any, *args: Any) -> Any:
+    """Returns what a factory of device outputs returned for ``args`` (none, or the batch).
+
+    Raises HookFailed with AUX103 when it raised, AUX101 when it returned None: a
+    fixture's factory is asked for a device output, unlike an observer, for which
+    None means it publishes nothing this step.
+    """
+    announce("AUX103", "the factory {}", factory)
+    outcome = guard(factory, *args)
+    batch = f" on a batch of {len(args[0].reqs)} requests" if args else ""
+    expected = "expected it to return the device output built for that batch" if args else \
+        "expected it to return a device output"
+    if outcome.error is not None:
+        raise HookFailed(Finding.of("AUX103", f"the factory {describe(factory)} raised "
+                                    f"{kind_name(outcome.error)}{batch}", expected, factory,
+                                    detail=outcome.detail))
+    if outcome.value is None:
+        raise HookFailed(Finding.of("AUX101", f"the factory {describe(factory)} returned "
+                                    f"None{batch}", expected, factory))
+    return outcome.value
 
 
 def _outputs(source: OutputSource, first: Any) -> Producer:
     """Returns a producer publishing ``first``, then (factories) a fresh output per step."""
     def produce(forward: Forward) -> Any:
-        if forward.step == 0:
-            return first
-        announce("AUX103", "the factory {}", source.value)
-        outcome = guard(source.value)
-        if outcome.error is not None:
-            raise HookFailed(Finding.of("AUX103", f"the factory {describe(source.value)} raised "
-                                        f"{kind_name(outcome.error)}", "expected it to "
-                                        "return a device output", source.value,
-                                        detail=outcome.detail))
-        return outcome.value
+        return first if forward.step == 0 else made_by(source.value)
 
     return produce
 
 
 def _batch_factory(factory: Any) -> Producer:
     def produce(forward: Forward) -> Any:
-        announce("AUX103", "the factory {}", factory)
-        outcome = guard(factory, forward.batch)
-        if outcome.error is not None:
-            raise HookFailed(Finding.of("AUX103", f"the factory {describe(factory)} raised "
-                                        f"{kind_name(outcome.error)} on a batch of "
-                                        f"{len(forward.batch.reqs)} requests", "expected it to "
-                                        "return the device output built for that batch",
-                                        factory, detail=outcome.detail))
-        return outcome.value
+        return made_by(factory, forward.batch)
 
     return produce
 
@@ -1057,10 +1086,20 @@ def forward_producer(observer: Any, sampling: Any = None) -> Producer:
 
 def check_observers(produce: Producer, *, subject: str, batch_size: int | None = None,
                     static: StaticBufferRegistry | None = None, steps: int = 4,
-                    overlap: bool = True, seed: int = 0) -> Report:
-    """Returns the findings of the outputs ``produce`` publishes over ``steps`` steps."""
+                    overlap: bool = True, seed: int = 0,
+                    published: list[int] | None = None) -> Report:
+    """Returns the findings of the outputs ``produce`` publishes over ``steps`` steps.
+
+    ``published``, when given, gets the number of each step that published an output.
+    """
+    def counted(forward: Forward) -> Any:
+        output = produce(forward)
+        if output is not None and published is not None:
+            published.append(forward.step)
+        return output
+
     sizes = BatchSize((batch_size,) if batch_size else _OBSERVER_SIZES)
     report = Report(subject)
-    report.extend(run_loop(produce, size=sizes, steps=steps, static=static, overlap=overlap,
+    report.extend(run_loop(counted, size=sizes, steps=steps, static=static, overlap=overlap,
                            seed=seed))
     return report

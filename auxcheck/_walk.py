@@ -1,17 +1,20 @@
 """Finds the tensors an object holds, walking its attributes and containers.
 
 The walk reads ``__dict__`` entries, ``__slots__`` (dataclass fields live in one of
-the two), mapping values and sequence/set items. It is iterative (deep structures
-cannot raise RecursionError), cycle-safe, bounded in depth and in objects visited,
-never runs the plugin's code (no properties, ``__getattr__``, ``__class__``, ``__iter__``
-or ``items()`` overrides: types are read with ``type()`` and containers through the
-builtin methods) and skips anything that raises.
+the two), mapping values and sequence/set items. It is iterative and breadth first
+(deep structures cannot raise RecursionError, and a tensor next to a long list is
+found before the list's items), cycle-safe, bounded in depth and in objects visited
+(a walk cut short by a bound says so, when asked), never runs the plugin's code (no
+properties, ``__getattr__``, ``__class__``, ``__iter__`` or ``items()`` overrides: types
+are read with ``type()`` and containers through the builtin methods) and skips anything
+that raises.
 """
 
 from __future__ import annotations
 
 import sys
 import types
+from collections import deque
 from collections.abc import Iterator
 from typing import Any
 
@@ -20,34 +23,50 @@ __all__ = ["TensorRef", "dense_parts", "iter_tensors", "unique_tensors"]
 TensorRef = tuple[str, Any]
 """A tensor and the path it was found under, like ``.hidden`` or ``.rows[2]``."""
 
-_MAX_DEPTH = 8
-_MAX_OBJECTS = 10_000
+_MAX_DEPTH = 32
+_MAX_OBJECTS = 100_000
 _ATOMS = (str, bytes, bytearray, int, float, complex, bool, type(None), range)
 _OPAQUE = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType,
            types.MethodType, types.CodeType, types.FrameType)
 
 
 def iter_tensors(
-    obj: Any, *, max_depth: int = _MAX_DEPTH, max_objects: int = _MAX_OBJECTS
+    obj: Any, *, max_depth: int = _MAX_DEPTH, max_objects: int = _MAX_OBJECTS,
+    cut: list[str] | None = None,
 ) -> Iterator[TensorRef]:
-    """Yields ``(path, tensor)`` for every tensor reachable from ``obj``, depth first."""
+    """Yields ``(path, tensor)`` for every tensor reachable from ``obj``, nearest first.
+
+    When a bound stops the walk before everything reachable was read, the reason is
+    appended to ``cut`` (if given): a tensor past it may have been missed.
+    """
     torch = sys.modules.get("torch")
     if torch is None:  # no tensor can exist before torch is imported
         return
     tensor_type = torch.Tensor
     seen: set[int] = set()
-    stack: list[tuple[str, Any, int]] = [("", obj, 0)]
-    while stack and len(seen) < max_objects:
-        path, value, depth = stack.pop()
+    queue: deque[tuple[str, Any, int]] = deque([("", obj, 0)])
+    while queue:
+        path, value, depth = queue.popleft()
         kind = type(value)  # never isinstance: it reads a plugin's __class__ property
         if issubclass(kind, _ATOMS) or id(value) in seen:
             continue
+        if len(seen) >= max_objects:
+            _note(cut, f"it holds more than {max_objects:,} objects")
+            return
         seen.add(id(value))
         if issubclass(kind, tensor_type):
             yield (path or "<self>", value)
-        elif depth < max_depth and not issubclass(kind, _OPAQUE):
+        elif not issubclass(kind, _OPAQUE):
             children = _children(value, path)
-            stack.extend((p, v, depth + 1) for p, v in reversed(children))
+            if depth < max_depth:
+                queue.extend((p, v, depth + 1) for p, v in children)
+            elif any(not issubclass(type(v), _ATOMS) for _, v in children):
+                _note(cut, f"it nests deeper than {max_depth} levels (at {path})")
+
+
+def _note(cut: list[str] | None, reason: str) -> None:
+    if cut is not None and not cut:  # the first bound met is the one to tell
+        cut.append(reason)
 
 
 def unique_tensors(refs: Iterator[TensorRef] | list[TensorRef]) -> list[TensorRef]:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from auxcheck._calls import (
     MISSING,
+    Interrupted,
     Outcome,
     announce,
     guard,
@@ -28,6 +29,7 @@ from auxcheck._calls import (
     method_findings,
     passes_through,
     phase_code,
+    plain_torch,
     shape_text,
     summarize,
     type_name,
@@ -40,7 +42,7 @@ from auxcheck.report import Finding, Report, describe
 from auxcheck.rules import get_rule
 
 if TYPE_CHECKING:
-    from auxcheck.aliasing import StaticBuffers
+    from auxcheck.aliasing import StaticBufferRegistry, StaticBuffers
 
 __all__ = [
     "Finding",
@@ -82,22 +84,78 @@ def _check_steps(steps: Any) -> None:
                               "of SGLang's loop to run: with none, nothing would be judged)")
 
 
-def _check_batch_size(batch_size: int | None) -> None:
-    if batch_size is not None and (type(batch_size) is not int or batch_size < 1):
-        raise InvalidArgument(f"batch_size={batch_size!r}; expected a whole number >= 1 "
-                              "(the number of requests the output was built for)")
+_MAX_BATCH_SIZE = 4096
+"""The largest batch accepted (SGLang runs fewer requests in one batch than this)."""
+
+
+def _batch_size(value: Any, *, what: str = "batch_size=") -> int | None:
+    """Returns ``value`` as a plain int from 1 to :data:`_MAX_BATCH_SIZE` (None stays None).
+
+    The one reading of a declared batch size, for the validators and the pytest suite:
+    anything ``operator.index`` accepts (numpy integers, an IntEnum) but a bool, read
+    under the guard (an int subclass's own methods never run). Raises InvalidArgument
+    starting with ``what`` and the value (by type when it is not a plain number), and
+    naming the range.
+    """
+    if value is None:
+        return None
+    index = guard(operator.index, value)
+    number = index.value if index.error is None and issubclass(type(index.value), int) else None
+    if number is not None and not issubclass(type(value), bool):
+        plain = int.__index__(number)
+        if 1 <= plain <= _MAX_BATCH_SIZE:
+            return plain
+    raise InvalidArgument(f"{what}{describe(value)}; expected a whole number from 1 to "
+                          f"{_MAX_BATCH_SIZE} (the number of requests the output was built for)")
+
+
+def _static_registry(static_buffers: Any, *, strict: bool = True
+                    ) -> tuple[StaticBufferRegistry, list[Finding]]:
+    """Returns the registry of ``static_buffers``, read under the guard, and AUX110 when unreadable.
+
+    The one reader of a user's static buffers. What reading them raised is an AUX110
+    finding (the buffers cannot be matched); a value of the wrong kind is too, unless
+    ``strict`` (a caller's argument), where it is the InvalidArgument ``as_registry``
+    raised.
+    """
+    if static_buffers is None or (type(static_buffers) is tuple and not static_buffers):
+        return as_registry(None), []
+    announce("AUX110", "reading the static buffers {}", static_buffers)
+    made = guard(as_registry, static_buffers)
+    if made.error is None:
+        return made.value, []
+    if strict and type(made.error) is InvalidArgument:
+        raise made.error
+    seen = (str(made.error) if type(made.error) is InvalidArgument
+            else f"reading them raised {kind_name(made.error)}")
+    return as_registry(None), [Finding.of(
+        "AUX110", f"the static buffers cannot be matched: {seen}", "expected a mapping of "
+        "names to tensors, tensors, or None", None,
+        detail=None if type(made.error) is InvalidArgument else made.detail)]
 
 
 def _never_raising(default: str, subject: str, obj: Any, check: Callable[[], Report]) -> Report:
+    """Returns :func:`_judged` of ``check``; plugin code pytest stopped (Interrupted) is a finding too."""
+    try:
+        return _judged(default, subject, obj, check)
+    except Interrupted as stop:
+        report = Report(subject)
+        report.add(stop.finding())
+        return report
+
+
+def _judged(default: str, subject: str, obj: Any, check: Callable[[], Report]) -> Report:
     """Returns ``check()``; an error it lets through becomes a finding under the last plugin phase.
 
     Each step already turns what plugin code raises into its own finding; this is the
     net for a value the plugin returned that breaks the checker later (a hostile
     ``__eq__``, ``__len__`` or tensor subclass), so a check never raises for it.
+    Interrupted passes (the pytest suite stops the whole group with it).
     """
     phase_code("")
     try:
-        return check()
+        with plain_torch():
+            return check()
     except BaseException as exc:  # what a plugin's value did to the checker
         if passes_through(exc) or type(exc) is InvalidArgument:
             raise
@@ -130,12 +188,12 @@ def check_device_output(
     """
     from auxcheck._loop import OutputSource, check_source
 
-    _check_batch_size(batch_size)
-    registry = as_registry(static_buffers)
+    batch_size = _batch_size(batch_size)
+    registry, unreadable = _static_registry(static_buffers)
     subject = f"device output {type_name(obj)}"
 
     def check() -> Report:
-        report = Report(subject)
+        report = Report(subject, list(unreadable))
         report.extend(check_source(OutputSource("instance", obj), batch_size=batch_size,
                                    static=registry, steps=1))
         report.extend(_pp_findings(obj, pp_observer))
@@ -158,15 +216,15 @@ def check_device_outputs(
     """
     from auxcheck._loop import OutputSource, check_source, sample_output, source_of
 
-    _check_batch_size(batch_size)
+    batch_size = _batch_size(batch_size)
     _check_steps(steps)
-    registry = as_registry(static_buffers)
+    registry, unreadable = _static_registry(static_buffers)
     subject = f"device outputs of {describe(factory)}"
 
     def check() -> Report:
         source = source_of(factory)
         kind = "factory" if source.kind == "instance" else source.kind
-        report = Report(subject)
+        report = Report(subject, list(unreadable))
         report.extend(check_source(OutputSource(kind, factory), batch_size=batch_size,
                                    static=registry, steps=steps))
         sample = sample_output(OutputSource(kind, factory), batch_size)
@@ -188,7 +246,7 @@ def check_host_output(obj: Any, *, batch_size: int | None = None) -> Report:
     """
     from auxcheck._loop import BatchSize, _HostOnly, infer_batch_sizes, run_loop
 
-    _check_batch_size(batch_size)
+    batch_size = _batch_size(batch_size)
     subject = f"host output {type_name(obj)}"
 
     def check() -> Report:
@@ -594,16 +652,29 @@ def check_sampling_observer(
     AUX403; with ``device_output`` given, its PP tensors are sent through
     ``obj.from_pp_tensors`` and compared (AUX401-403).
     """
+    batch_size = _batch_size(batch_size)
+    _check_steps(steps)
+    registry, unreadable = _static_registry(static_buffers)
+    subject = f"sampling observer {type_name(obj)}"
+    return _never_raising("AUX102", subject, obj, lambda: _sampling_report(
+        obj, device_output=device_output, batch_size=batch_size, static=registry,
+        steps=steps, found=unreadable))
+
+
+def _sampling_report(obj: Any, *, device_output: Any = None, batch_size: int | None,
+                     static: StaticBufferRegistry, steps: int = 4,
+                     found: Sequence[Finding] = (), published: list[int] | None = None
+                     ) -> Report:
+    """Returns :func:`check_sampling_observer`'s report, ``found`` first; ``published`` gets
+    the steps at which the observer published an output."""
     from auxcheck._loop import check_observers, sampling_producer
 
-    _check_batch_size(batch_size)
-    _check_steps(steps)
-    report = Report(f"sampling observer {type_name(obj)}")
+    report = Report(f"sampling observer {type_name(obj)}", list(found))
     report.extend(_hook_findings(obj))
     if not report:
         report.extend(check_observers(sampling_producer(obj), subject=report.subject,
-                                      batch_size=batch_size,
-                                      static=as_registry(static_buffers), steps=steps))
+                                      batch_size=batch_size, static=static, steps=steps,
+                                      published=published))
     has_from_pp = lookup(obj, "from_pp_tensors")
     if has_from_pp.value is not MISSING or has_from_pp.error is not None:
         report.extend(method_findings(obj, "from_pp_tensors", ["tensors"],
@@ -625,11 +696,24 @@ def check_forward_observer(
     persistent outputs. With ``sampling_observer`` its output is composed after the
     forward output, as SGLang composes them. An ill-shaped or raising hook is AUX102.
     """
+    batch_size = _batch_size(batch_size)
+    _check_steps(steps)
+    registry, unreadable = _static_registry(static_buffers)
+    subject = f"forward observer {type_name(obj)}"
+    return _never_raising("AUX102", subject, obj, lambda: _forward_report(
+        obj, sampling_observer=sampling_observer, batch_size=batch_size, static=registry,
+        steps=steps, found=unreadable))
+
+
+def _forward_report(obj: Any, *, sampling_observer: Any = None, batch_size: int | None,
+                    static: StaticBufferRegistry, steps: int = 4,
+                    found: Sequence[Finding] = (), published: list[int] | None = None
+                    ) -> Report:
+    """Returns :func:`check_forward_observer`'s report (``found`` and ``published`` as in
+    :func:`_sampling_report`)."""
     from auxcheck._loop import check_observers, forward_producer
 
-    _check_batch_size(batch_size)
-    _check_steps(steps)
-    report = Report(f"forward observer {type_name(obj)}")
+    report = Report(f"forward observer {type_name(obj)}", list(found))
     _, shape = method_findings(obj, "after_forward", ["batch", "forward_batch", "logits_output"],
                                 missing="AUX102", arity="AUX102", keywords=["can_run_graph"])
     report.extend(_with_hint(f, _FORWARD_HINT) for f in shape)
@@ -638,7 +722,7 @@ def check_forward_observer(
     if not report:
         report.extend(check_observers(forward_producer(obj, sampling_observer),
                                       subject=report.subject, batch_size=batch_size,
-                                      static=as_registry(static_buffers), steps=steps))
+                                      static=static, steps=steps, published=published))
     return report
 
 

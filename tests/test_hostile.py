@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import enum
 import functools
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import _pytest.outcomes
+import numpy as np
 import pytest
 import torch
 
@@ -14,6 +16,7 @@ from auxcheck import _calls
 from auxcheck._calls import announce, guard, set_phase_listener
 from auxcheck._loop import covered_bytes, host_copy
 from auxcheck._scheduler import FakeBatch, FakeReq
+from auxcheck.errors import InvalidArgument
 from auxcheck.protocols import CommittedTokens
 from auxcheck.report import Report
 from auxcheck.validate import (
@@ -321,14 +324,10 @@ def test_a_default_device_set_by_the_plugin_is_put_back() -> None:
     assert (report.codes, torch.get_default_device()) == ([], torch.device("cpu"))
 
 
-@pytest.mark.parametrize("exc", [
-    pytest.param(KeyboardInterrupt(), id="keyboard-interrupt"),
-    pytest.param(_pytest.outcomes.Failed("Timeout"), id="pytest-timeout-failed"),
-])
-def test_the_guard_lets_interrupts_and_pytest_timeouts_through(exc: BaseException) -> None:
-    """pytest-timeout's signal method raises Failed inside plugin code: the check must stop."""
-    with pytest.raises(type(exc)):
-        check_device_output(output(copy_to_host=raises(exc)))
+def test_the_guard_lets_a_keyboard_interrupt_through() -> None:
+    """Ctrl-C inside plugin code ends the run, as it would anywhere."""
+    with pytest.raises(KeyboardInterrupt):
+        check_device_output(output(copy_to_host=raises(KeyboardInterrupt())))
 
 
 @pytest.mark.parametrize("exc", [
@@ -343,6 +342,35 @@ def test_a_skip_an_xfail_or_pytest_exit_in_plugin_code_is_a_finding(exc: BaseExc
     assert report.codes == ["AUX103"]
     assert report.findings[0].message.startswith(
         f"copy_to_host raised {type(exc).__name__} at step 1")
+
+
+def test_pytest_stopping_plugin_code_is_one_finding_of_the_running_call() -> None:
+    """pytest-timeout's Failed raised inside copy_to_host ends the whole check: one AUX103,
+    and no later step calls the plugin again (it would hang where no alarm is left)."""
+    exc = _pytest.outcomes.Failed("Timeout (>3.0s) from pytest-timeout.")
+    calls: list[str] = []
+
+    class Stopped(Good):
+        def copy_to_host(self, copy_tensor: Any) -> Any:
+            calls.append("copy")
+            raise exc
+
+    report = check_device_outputs(Stopped, batch_size=3, steps=3)
+    assert (report.codes, calls) == (["AUX103"], ["copy"])
+    assert report.findings[0].message.startswith(
+        f"`copy_to_host` of {__name__}.{Stopped.__qualname__} did not finish: pytest stopped it "
+        f"({str(exc).splitlines()[0]})")
+
+
+def test_an_interrupted_call_passes_every_guard_around_it() -> None:
+    """Nested guards (a check inside a check) all let the Interrupted through unchanged."""
+    def inner() -> Any:
+        announce("AUX202", "`consume` of {}", Host())
+        return guard(raises(_pytest.outcomes.Failed("Timeout")))
+
+    with pytest.raises(_calls.Interrupted) as info:
+        guard(guard, inner)
+    assert (info.value.code, info.value.what) == ("AUX202", f"`consume` of {__name__}.Host")
 
 
 def test_the_guard_turns_every_other_base_exception_into_an_outcome() -> None:
@@ -394,3 +422,208 @@ def test_a_fake_tensor_shares_no_bytes_with_its_copy() -> None:
     hostile = output(copy_to_host=lambda self, copy: Host(copy(self.rows)[:2]))
     hostile.rows = rows
     assert check_device_output(hostile).codes == []
+
+
+def enters(mode: Callable[[], Any]) -> Callable[[], None]:
+    """Returns plugin code that enters a torch mode and never leaves it."""
+    def leak() -> None:
+        mode().__enter__()
+    return leak
+
+
+def fake_mode() -> Any:
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    return FakeTensorMode()
+
+
+class Logging(torch.overrides.TorchFunctionMode):
+    def __torch_function__(self, func: Any, types: Any, args: Any = (),
+                           kwargs: Any = None) -> Any:
+        raise SystemExit("a leaked mode")
+
+
+@pytest.mark.parametrize("leak", [
+    pytest.param(enters(lambda: torch.device("meta")), id="with-torch-device-never-left"),
+    pytest.param(lambda: torch.set_default_device("meta"), id="set-default-device"),
+    pytest.param(enters(Logging), id="torch-function-mode"),
+    pytest.param(enters(fake_mode), id="fake-tensor-mode"),
+    pytest.param(lambda: torch.set_default_dtype(torch.float16), id="default-dtype"),
+])
+def test_torch_state_plugin_code_leaves_behind_is_put_back(leak: Callable[[], None]) -> None:
+    """A mode entered and never left, or a default changed, inside plugin code ends with the call."""
+    guard(leak)
+    made = torch.ones(2)
+    assert (made.device, made.dtype, type(made)) == (torch.device("cpu"), torch.float32,
+                                                      torch.Tensor)
+    assert torch._C._len_torch_function_stack() == torch._C._len_torch_dispatch_stack() == 0
+
+
+def test_a_default_device_set_outside_any_check_does_not_reach_the_checkers_tensors() -> None:
+    """A conftest that sets the default device to meta: auxcheck's own batches stay on the CPU."""
+    shared = torch.zeros(3, 2)
+
+    class Reuses(Good):
+        def __init__(self) -> None:
+            shared.add_(1)
+            self.rows = shared
+
+    torch.set_default_device("meta")
+    try:
+        report = check_device_outputs(Reuses, batch_size=3)
+    finally:
+        torch.set_default_device(None)
+    assert report.codes == ["AUX112"]
+
+
+@pytest.mark.filterwarnings("ignore:torch.quantize_per_tensor:UserWarning")
+@pytest.mark.parametrize("dtype", [torch.quint8, torch.qint8, torch.qint32])
+def test_a_quantized_tensor_is_copied_and_compared_by_its_integers(dtype: Any) -> None:
+    """Viewing a quantized tensor as bytes crashes torch: its integer values are compared."""
+    rows = torch.quantize_per_tensor(torch.zeros(3, 2), 0.1, 0, dtype)
+    assert check_device_outputs(lambda: Good(rows.clone()), batch_size=3).codes == []
+    assert check_device_outputs(lambda: Good(rows), batch_size=3).codes == []
+
+
+@pytest.mark.parametrize(("check", "seen"), [
+    pytest.param(lambda: check_device_output(None), "the device output is None", id="instance"),
+    pytest.param(lambda: check_device_outputs(lambda: None), "returned None", id="factory"),
+    pytest.param(lambda: check_device_outputs(lambda batch: None),
+                 "returned None on a batch of", id="batch-factory"),
+])
+def test_a_fixture_value_that_is_none_is_aux101(check: Check, seen: str) -> None:
+    """None where a device output is asked for has no copy_to_host: AUX101, never a pass."""
+    report = check()
+    assert report.codes == ["AUX101"] and seen in report.findings[0].message
+
+
+class Small(int):
+    def __lt__(self, other: object) -> bool:
+        raise SystemExit("lt")
+
+    __le__ = __gt__ = __ge__ = __eq__ = __lt__  # type: ignore[assignment]
+    __hash__ = int.__hash__
+
+
+class Size(enum.IntEnum):
+    FOUR = 4
+
+
+@pytest.mark.parametrize("size", [
+    pytest.param(np.int64(3), id="numpy-int"),
+    pytest.param(Size.FOUR, id="int-enum"),
+    pytest.param(Small(3), id="int-subclass-whose-comparisons-exit"),
+    pytest.param(4096, id="the-largest"),
+])
+def test_a_declared_batch_size_is_any_whole_number_from_1_to_4096(size: Any) -> None:
+    """What operator.index accepts is a batch size, read as a plain int."""
+    assert check_device_output(Good(torch.zeros(int(size), 2)), batch_size=size).codes == []
+
+
+@pytest.mark.parametrize(("size", "shown"), [
+    pytest.param(0, "0", id="zero"),
+    pytest.param(-3, "-3", id="negative"),
+    pytest.param(True, "True", id="bool"),
+    pytest.param(4.0, "4.0", id="float"),
+    pytest.param("4", "'4'", id="text"),
+    pytest.param(10**9, "1000000000", id="too-large"),
+])
+def test_a_declared_batch_size_outside_the_range_is_refused(size: Any, shown: str) -> None:
+    """A bad batch size is an InvalidArgument naming the value and the range, never a crash."""
+    with pytest.raises(InvalidArgument) as info:
+        check_device_output(Good(), batch_size=size)
+    assert str(info.value) == (f"batch_size={shown}; expected a whole number from 1 to 4096 "
+                               "(the number of requests the output was built for)")
+
+
+class Box:
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+
+def deep(tensor: Any, levels: int) -> Any:
+    for _ in range(levels):
+        tensor = Box(tensor)
+    return tensor
+
+
+class Keeps:
+    """A device output whose host output keeps its device tensor, out of sight."""
+
+    def __init__(self, hide: Callable[[Any], Any]) -> None:
+        self.rows = torch.zeros(3, 2)
+        self.hide = hide
+
+    def copy_to_host(self, copy_tensor: Any) -> Any:
+        copy_tensor(self.rows)
+        return Host(self.hide(self.rows))
+
+
+@pytest.mark.parametrize(("hide", "seen"), [
+    pytest.param(lambda rows: ([(i, i + 1) for i in range(12_000)], rows),
+                 "shares bytes with a tensor it passed", id="behind-12000-tuples"),
+    pytest.param(lambda rows: deep(rows, 10), "shares bytes with a tensor it passed",
+                 id="ten-levels-deep"),
+    pytest.param(lambda rows: deep(rows, 40), "could not walk the whole host output",
+                 id="deeper-than-the-walk-goes"),
+    pytest.param(lambda rows: [[i] for i in range(100_001)] + [rows],
+                 "could not walk the whole host output", id="more-objects-than-the-walk-reads"),
+])
+def test_a_device_tensor_kept_out_of_sight_is_aux105_or_said_to_be_unseen(
+        hide: Callable[[Any], Any], seen: str) -> None:
+    """The walk finds a kept tensor past long lists and deep nesting; past its bounds it says so."""
+    report = check_device_output(Keeps(hide), batch_size=3)
+    assert report.codes == ["AUX105"] and seen in report.findings[0].message
+
+
+def test_a_deepcopy_that_returns_another_object_does_not_judge_that_object() -> None:
+    """The batch-size retry copies the output: a __deepcopy__ swapping it cannot hide AUX202."""
+    class Crashes(Host):
+        def consume(self, batch: Any, commits: Any) -> None:
+            raise RuntimeError("consume")
+
+    class Swaps(Good):
+        def copy_to_host(self, copy_tensor: Any) -> Any:
+            return Crashes(copy_tensor(self.rows))
+
+        def __deepcopy__(self, memo: Any) -> Any:
+            return Good(torch.zeros(3, 2))
+
+    assert check_device_output(Swaps(torch.zeros(5, 2))).codes == ["AUX202"]
+
+
+class IterExits(list):  # type: ignore[type-arg]
+    def __iter__(self) -> Any:
+        raise SystemExit("buffers")
+
+
+@pytest.mark.parametrize("check", [
+    pytest.param(lambda b: check_sampling_observer(SamplingOK(), static_buffers=b),
+                 id="sampling-observer"),
+    pytest.param(lambda b: check_forward_observer(ForwardOK(), static_buffers=b),
+                 id="forward-observer"),
+    pytest.param(lambda b: check_device_output(Good(), static_buffers=b), id="device-output"),
+])
+def test_static_buffers_that_cannot_be_read_are_aux110_on_every_path(
+        check: Callable[[Any], Report]) -> None:
+    """Static buffers whose iteration exits are one AUX110 finding, observers included."""
+    report = check(IterExits([torch.zeros(2)]))
+    assert "AUX110" in report.codes
+    assert "reading them raised SystemExit" in report.findings[0].message
+
+
+class SamplingOK:
+    def is_active(self, sampling_info: Any) -> bool:
+        return True
+
+    def before_grammar(self, logits: Any, sampling_info: Any) -> Any:
+        return int(logits.shape[0])
+
+    def after_sample(self, state: Any, token_ids: Any) -> Any:
+        return Good(torch.zeros(state, 2))
+
+
+class ForwardOK:
+    def after_forward(self, batch: Any, forward_batch: Any, logits_output: Any, *,
+                      can_run_graph: bool) -> Any:
+        return Good(torch.zeros(len(batch.reqs), 2))
