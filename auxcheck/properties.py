@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import importlib
 import itertools
+import unittest
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
@@ -27,7 +28,7 @@ from typing import Any
 
 from auxcheck import protocols
 from auxcheck._calls import MISSING as _MISSING
-from auxcheck._calls import guard, lookup, summarize, type_name
+from auxcheck._calls import announce, guard, lookup, summarize, type_name
 from auxcheck._recording import (
     Appended,
     LeafRaised,
@@ -336,6 +337,7 @@ def _call(code: str, what: str, function: Callable[..., Any], *args: Any) -> Any
     ``BaseException`` from the implementation become findings too. Only the error's
     type and a short summary are read, never its repr.
     """
+    announce(code, what)
     outcome = guard(function, *args)
     error = outcome.error
     if error is None:
@@ -364,13 +366,22 @@ def _build(impl: Implementation, code: str, operands: Sequence[Operand]) -> Any:
 
 
 def checked_result(impl: Implementation, result: Any, current: Any, output: Any) -> Any:
-    """Returns what ``append(current, output)`` returned; raises _Raised (AUX301) for a non-output.
+    """Returns what ``append(current, output)`` returned; raises _Raised for a wrong result.
 
-    An append returns None, a device output (a leaf with a callable ``copy_to_host``)
-    or the implementation's composite; anything else would only crash later, where
-    the composite is copied.
+    With None on either side the result must be the other operand itself (AUX303),
+    wherever the append happens: a broken None case would otherwise show up later as
+    a miscounted composite. Otherwise an append returns a device output (a leaf with a
+    callable ``copy_to_host``) or the implementation's composite; anything else would
+    only crash later, where the composite is copied (AUX301).
     """
-    if result is None or _is_a(result, impl.device_composite):
+    if current is None or output is None:
+        if result is not (output if current is None else current):
+            raise _Raised(Finding.of(
+                "AUX303", f"append_auxiliary_output({describe(current, limit=40)}, "
+                f"{describe(output, limit=40)}) returned {describe(result, limit=40)}",
+                "expected the other operand itself (None when both are None)", impl.append))
+        return result
+    if _is_a(result, impl.device_composite):
         return result
     found = lookup(result, "copy_to_host")
     if found.error is None and found.value is not _MISSING and callable(found.value):
@@ -618,8 +629,10 @@ def copy_logged(output: Any, code: str) -> tuple[Any, list[Any]]:
     log: list[Any] = []
 
     def copy_tensor(tensor: Any) -> Any:
+        from auxcheck._loop import host_copy
+
         log.append(tensor)
-        return tensor.clone()
+        return host_copy(tensor)  # the loop's copy: an expanded view is never materialised
 
     method = _method(code, output, "copy_to_host", "what append returned")
     return _call(code, "copy_to_host(copy_tensor)", method, copy_tensor), log
@@ -838,14 +851,15 @@ def property_tests(
 
 
 def _judged(name: str, code: str, test: Callable[[], None]) -> Callable[[], None]:
-    """Returns ``test`` raising only ContractViolation or Hypothesis's own usage errors.
+    """Returns ``test`` raising only ContractViolation, Hypothesis's own usage errors, or the
+    ``unittest.SkipTest`` of a profile that runs none of its examples.
 
     What Hypothesis itself lets out becomes a ContractViolation (``code``): a
     FlakyFailure (the implementation judged the same example differently on a re-run)
     and whatever plugin code raised inside Hypothesis's own machinery, such as a class
     whose ``__name__`` raises when the example is printed.
     """
-    from auxcheck.strategies import _hypothesis_control
+    from auxcheck.strategies import _hypothesis_own
 
     def judged() -> None:
         outcome = guard(test)
@@ -857,8 +871,10 @@ def _judged(name: str, code: str, test: Callable[[], None]) -> Callable[[], None
         inner = [e for e in _flattened(error) if _is_a(e, ContractViolation)]
         if inner:
             raise inner[0]
-        if _hypothesis_control(error) and not _kind(error).startswith("Flaky"):
+        if _hypothesis_own(error) and not _kind(error).startswith("Flaky"):
             raise error  # a settings or health-check problem: Hypothesis's message says how
+        if _is_a(error, unittest.SkipTest):
+            raise error  # a profile that runs no example of this test: nothing was judged
         finding = Finding.of(code, f"{name} stopped with {_kind(error)} raised outside the "
                              "checks", "expected the implementation and your outputs to "
                              "behave the same on every run of an example, raising nothing "

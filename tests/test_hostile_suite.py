@@ -432,3 +432,21 @@ def test_an_impl_module_that_exits_on_import_is_a_usage_error(pytester: pytest.P
     result = pytester.runpytest_inprocess("--auxcheck", "--auxcheck-impl=exits_on_import")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*importing exits_on_import raised SystemExit (0); fix*"])
+
+
+def returns_current(current: Any, output: Any) -> Any:
+    """An append that keeps what it had: append(None, x) is None, x is lost."""
+    return current
+
+
+def test_an_append_losing_the_output_appended_to_none_is_aux303_everywhere() -> None:
+    """append(None, x) returning None breaks None's identity: AUX303, in the properties and the
+    machine alike (never a miscounted composite, AUX301, found later)."""
+    impl = Implementation("keeps-current", returns_current, Dev, HostC)
+    fixed = settings(max_examples=10, derandomize=True, database=None, deadline=None)
+    tests = {t.name: t for t in property_tests(impl, profile=fixed)}
+    with pytest.raises(ContractViolation) as info:
+        tests["check_none_identity"].test()
+    assert info.value.report.codes == ["AUX303"]
+    assert "append_auxiliary_output(None, " in info.value.report.findings[0].message
+    assert run_machine(impl, profile=fixed).codes == ["AUX303"]
