@@ -296,7 +296,7 @@ def header_line(options: AuxcheckOptions, subjects: Subjects) -> str:
     if _suite.impl_fraction(options) > 1:
         impl = impl.replace("(auto)", f"(auto, 1/{_suite.impl_fraction(options)} of the examples)")
     return (f"auxcheck {__version__}: impl={impl}, {found or 'nothing to check'}, "
-            f"profile={options.profile}")
+            f"profile={_suite.profile_text(options)}")
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -561,6 +561,31 @@ def _callspec_type() -> Any:
 
 
 @dataclass(frozen=True, slots=True)
+class FixtureFailed:
+    """A fixture the suite reads (an optional one, or an observer) that raised when set up.
+
+    The items that need its value report it (AUX110 for static buffers, AUX403 for the
+    PP observer, AUX102 for an observer, the first item for the batch size); the
+    others run without it.
+    """
+
+    name: str
+    error: BaseException
+
+
+def _fixture_value(request: pytest.FixtureRequest, name: str) -> Any:
+    """Returns fixture ``name``'s value, or FixtureFailed when setting it up raised."""
+    from auxcheck._calls import passes_through
+
+    try:
+        return request.getfixturevalue(name)
+    except BaseException as exc:  # the fixture is plugin code: what it raises is reported
+        if passes_through(exc):
+            raise
+        return FixtureFailed(name, exc)
+
+
+@dataclass(frozen=True, slots=True)
 class _Visible:
     """Which optional fixtures an item can see."""
 
@@ -568,22 +593,36 @@ class _Visible:
     pp_observer: bool
     batch_size: bool
 
-    def values(self, request: pytest.FixtureRequest) -> tuple[Any, Any, int | None]:
-        """Returns (static buffers, PP observer, batch size) from the fixtures that exist."""
-        buffers = request.getfixturevalue(STATIC_BUFFERS_FIXTURE) if self.buffers else ()
-        observer = request.getfixturevalue(PP_OBSERVER_FIXTURE) if self.pp_observer else None
-        size = request.getfixturevalue(BATCH_SIZE_FIXTURE) if self.batch_size else None
-        if size is not None and (not isinstance(size, int) or isinstance(size, bool)
-                                 or size < 1):
-            raise pytest.UsageError(f"fixture {BATCH_SIZE_FIXTURE} returned {size!r}; expected "
-                                    "the number of requests your outputs are built for (>= 1)")
+    def values(self, request: pytest.FixtureRequest) -> tuple[Any, Any, Any]:
+        """Returns (static buffers, PP observer, batch size) from the fixtures that exist.
+
+        A fixture that raised is a FixtureFailed, reported by the items that need it.
+        """
+        buffers = _fixture_value(request, STATIC_BUFFERS_FIXTURE) if self.buffers else ()
+        observer = _fixture_value(request, PP_OBSERVER_FIXTURE) if self.pp_observer else None
+        size = _fixture_value(request, BATCH_SIZE_FIXTURE) if self.batch_size else None
         return buffers, observer, size
 
 
 def _context(request: pytest.FixtureRequest, group: str, names: dict[str, str]) -> Any:
     from auxcheck import _suite
 
-    return _suite.ItemContext(group, names, request.node.user_properties)
+    return _suite.ItemContext(group, names, request.node.user_properties,
+                              _selected(request.node))
+
+
+_SELECTED = pytest.StashKey[frozenset[str]]()
+
+
+def _selected(item: pytest.Item) -> frozenset[str]:
+    """Returns the names of the items of ``item``'s group that this run selected (after ``-k``)."""
+    parent = item.parent
+    if parent is None:
+        return frozenset({item.name})
+    if _SELECTED not in parent.stash:
+        parent.stash[_SELECTED] = frozenset(i.name for i in item.session.items
+                                            if i.parent is parent)
+    return parent.stash[_SELECTED]
 
 
 def _device_callobj(code: str, group: str, names: dict[str, str],
@@ -624,7 +663,7 @@ class ObserverGroup(DeviceGroup):
             from auxcheck import _suite
 
             buffers, _, size = visible.values(request)
-            _suite.run_observer_check(key, kind, request.getfixturevalue(fixture),
+            _suite.run_observer_check(key, kind, _fixture_value(request, fixture),
                                       context=_context(request, group, names),
                                       static_buffers=buffers, batch_size=size)
 
@@ -662,23 +701,28 @@ class ImplGroup(pytest.Collector):
                   for name, codes in _suite.property_names() if not set(codes) <= ignore]
         checks.append(("machine", "machine-append-copy-consume", ()))
         callspec = _callspec_type()(_idlist=[self.impl])
+        names: dict[str, str] = {}
+        for _, label, codes in checks:  # a rule's item is its first property's
+            if codes:
+                names.setdefault(codes[0], f"{label}[{self.impl}]")
         items = []
         for name, label, codes in checks:
             item = AuxcheckFunction.from_parent(self, name=f"{label}[{self.impl}]",
                                                 originalname=label, callspec=callspec,
-                                                callobj=_impl_callobj(name))
+                                                callobj=_impl_callobj(name, names))
             item.extra_keyword_matches.update(codes)
             items.append(item)
         return items
 
 
-def _impl_callobj(name: str) -> Callable[..., None]:
-    """Returns the test function of one implementation item."""
+def _impl_callobj(name: str, names: dict[str, str]) -> Callable[..., None]:
+    """Returns the test function of one implementation item (``names``: the item of each rule)."""
 
     def auxcheck_impl_check(request: pytest.FixtureRequest) -> None:
         from auxcheck import _suite
 
-        _suite.run_impl_check(name, options=_options(request))
+        _suite.run_impl_check(name, options=_options(request),
+                              context=_context(request, IMPL_GROUP, names))
 
     return auxcheck_impl_check
 
@@ -696,15 +740,42 @@ class AuxcheckFunction(pytest.Function):
     def repr_failure(
         self, excinfo: ExceptionInfo[BaseException], style: Any = None
     ) -> str | TerminalRepr:
-        """Returns the findings as text (code, seen, expected, fix, example) for violations."""
-        from auxcheck.errors import ContractViolation
+        """Returns the failure as text: the findings of a violation, else the error itself.
 
-        if isinstance(excinfo.value, ContractViolation):
-            from auxcheck import _suite
+        Never pytest's traceback: its long form prints each frame's arguments, running
+        the ``__repr__`` of the plugin's objects they hold (a ``SystemExit`` there is an
+        INTERNALERROR).
+        """
+        return failure_text(excinfo.value)
 
-            return _suite.failure_text(excinfo.value)
-        return super().repr_failure(excinfo)
 
+def failure_text(exc: BaseException) -> str:
+    """Returns how an auxcheck item's failure reads: findings, or the error and where it arose.
+
+    A failure that is no finding (pytest-timeout's message, an error inside auxcheck)
+    shows its last frames as ``file:line in function`` and its message, read under the
+    guard: no frame's locals or arguments, no repr of a plugin's object.
+    """
+    import traceback
+
+    from auxcheck._calls import guard, kind_name, lookup
+    from auxcheck.errors import ContractViolation
+
+    if issubclass(type(exc), ContractViolation):
+        from auxcheck import _suite
+
+        return _suite.failure_text(exc)  # type: ignore[arg-type]
+    text = guard(str, exc).value
+    message = text if type(text) is str else "<str() of the error raised>"
+    if lookup(exc, "pytrace").value is False:  # pytest.fail(..., pytrace=False)
+        return message
+    frames = traceback.extract_tb(exc.__traceback__)[-_FRAMES:]
+    lines = [f"{f.filename}:{f.lineno} in {f.name}" for f in frames]
+    return "\n".join([*lines, f"{kind_name(exc)}: {message}"])
+
+
+_FRAMES = 8
+"""How many of the innermost frames a failure that is no finding shows."""
 
 NOTHING_ITEM = "auxcheck-nothing-to-check"
 
@@ -748,11 +819,5 @@ class ImportScanItem(pytest.Item):
         self, excinfo: ExceptionInfo[BaseException], style: Any = None
     ) -> str | TerminalRepr:
         """Returns the findings as text, one per line with its location."""
-        from auxcheck.errors import ContractViolation
-
-        if isinstance(excinfo.value, ContractViolation):
-            from auxcheck import _suite
-
-            return _suite.failure_text(excinfo.value)
-        return super().repr_failure(excinfo, style=style)
+        return failure_text(excinfo.value)
 
