@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import re
+from collections import Counter
 from collections.abc import Callable, Generator, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -114,22 +115,32 @@ _SUBJECTS = pytest.StashKey["Subjects"]()
 
 
 def impl_value(text: str) -> str:
-    """Returns a valid ``--auxcheck-impl`` value; raises ArgumentTypeError naming the choices."""
-    value = text.strip()
-    if value.startswith("sglang=="):
-        from auxcheck.properties import release_version
+    """Returns a valid ``--auxcheck-impl`` value; raises ArgumentTypeError naming the choices.
 
-        try:
-            release_version(value)
-        except InvalidArgument as exc:
-            raise argparse.ArgumentTypeError(f"invalid value {text!r}: {exc}") from None
-        return value
-    if value in IMPL_CHOICES or _DOTTED.fullmatch(value):
+    Only the form is read here (argparse runs it without ``--auxcheck`` too, where the
+    plugin imports nothing): ``sglang==X``'s version is checked by :func:`release_value`.
+    """
+    value = text.strip()
+    if value.startswith("sglang==") or value in IMPL_CHOICES or _DOTTED.fullmatch(value):
         return value
     raise argparse.ArgumentTypeError(
         f"invalid value {text!r}; expected auto, reference, sglang, sglang==X.Y.Z (a release "
         "such as sglang==0.5.23) or a dotted module path such as my_plugin.aux_impl"
     )
+
+
+def release_value(value: str) -> str:
+    """Returns ``value`` when it names no release or one release version (``sglang==0.5.23``);
+    raises ArgumentTypeError saying what the version should be."""
+    if not value.startswith("sglang=="):
+        return value
+    from auxcheck.properties import release_version
+
+    try:
+        release_version(value)
+    except InvalidArgument as exc:
+        raise argparse.ArgumentTypeError(f"invalid value {value!r}: {exc}") from None
+    return value
 
 
 def profile_value(text: str) -> str:
@@ -198,6 +209,12 @@ def _option_or_ini(config: pytest.Config, name: str, parse: Callable[[str], str]
 def _resolve_options(config: pytest.Config) -> AuxcheckOptions:
     """Returns the run's options: command line over ini, every value validated."""
     impl = _option_or_ini(config, "auxcheck_impl", impl_value)
+    try:
+        release_value(impl)
+    except argparse.ArgumentTypeError as exc:
+        given = config.getoption("auxcheck_impl") is not None
+        raise (pytest.UsageError(f"argument --auxcheck-impl: {exc}") if given
+               else _ini_error("auxcheck_impl", exc)) from None
     profile = _option_or_ini(config, "auxcheck_profile", profile_value)
     try:
         ignore = parse_codes(project_ignore(config.rootpath))
@@ -221,12 +238,26 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     results = config.getoption("auxcheck_results")
     if results and not hasattr(config, "workerinput"):  # the xdist controller, or no xdist
-        config.pluginmanager.register(ResultWriter(Path(results)), "auxcheck-results")
+        config.pluginmanager.register(ResultWriter(_results_path(results)), "auxcheck-results")
     options = _resolve_options(config)
     from auxcheck import _suite
 
     _suite.validate_options(options)
     config.stash[_OPTIONS] = options
+
+
+def _results_path(text: str) -> Path:
+    """Returns the ``--auxcheck-results`` file; raises UsageError when it cannot be written."""
+    import os
+
+    path = Path(text)
+    folder = path.parent
+    problem = ("does not exist" if not folder.is_dir() else "is not writable"
+               if not os.access(folder, os.W_OK) else "is a folder" if path.is_dir() else None)
+    if problem is None:
+        return path
+    what = path if problem == "is a folder" else f"the folder {folder}"
+    raise pytest.UsageError(f"--auxcheck-results: cannot write {path}: {what} {problem}")
 
 
 class ResultWriter:
@@ -251,11 +282,18 @@ class ResultWriter:
         self.outcomes[report.nodeid] = {"nodeid": report.nodeid, "outcome": outcome,
                                         "message": lines[0] if lines else ""}
 
-    def pytest_sessionfinish(self) -> None:
-        """Writes ``{"items": [...]}`` to the results file."""
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        """Writes ``{"items": [...]}`` to the results file (a write that fails is an error)."""
         import json
 
-        self.path.write_text(json.dumps({"items": list(self.outcomes.values())}, indent=1))
+        try:
+            self.path.write_text(json.dumps({"items": list(self.outcomes.values())}, indent=1))
+        except OSError as exc:
+            reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+            if reporter is not None:
+                reporter.write_line(f"ERROR: --auxcheck-results: cannot write {self.path}: "
+                                    f"{exc.strerror or exc}", red=True)
+            session.exitstatus = pytest.ExitCode.USAGE_ERROR
 
 
 # ---------------------------------------------------------------- header
@@ -324,9 +362,16 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
 
 
 def _nothing_to_check(session: pytest.Session) -> str:
-    """Returns the error for a run that found no fixture to check, with the closest names seen."""
+    """Returns the error for a run that found no fixture to check, with the closest names seen.
+
+    A fixture of the right name that gave nothing (defined in a test module, or with
+    ``params=[]``) is named with where it is and why.
+    """
     import difflib
 
+    found = _unused_definitions(session)
+    if found:
+        return f"--auxcheck found nothing to check: {'; '.join(found)}"
     seen = sorted(_fixture_names(session))
     close = sorted({m for name in SUBJECT_FIXTURES
                     for m in difflib.get_close_matches(name, seen, n=3, cutoff=0.75)}
@@ -338,6 +383,35 @@ def _nothing_to_check(session: pytest.Session) -> str:
     return ("--auxcheck found nothing to check: no conftest.py under the collected paths "
             f"defines {', '.join(SUBJECT_FIXTURES)}{hint}. Define one of them (or pass "
             "--auxcheck-impl to prove only an append/composite implementation)")
+
+
+def _unused_definitions(session: pytest.Session) -> list[str]:
+    """Returns, for each definition of a checked fixture, why it gave no item."""
+    reasons = []
+    for name in SUBJECT_FIXTURES:
+        for fixturedef in _definitions(session, name):
+            path, line = _fixture_location(fixturedef, session.path)
+            where = f"{path}:{line + 1}"
+            if path.name != "conftest.py":
+                reasons.append(f"{name} is defined in {where}, a test module; auxcheck reads "
+                               "it from conftest.py files only: move it to the conftest.py "
+                               "of that folder")
+            elif fixturedef.params is not None and not fixturedef.params:
+                reasons.append(f"{name} at {where} has params=[], so it gives no value to "
+                               "check; give it at least one")
+    return reasons
+
+
+def _definitions(session: pytest.Session, name: str) -> list[FixtureDef[Any]]:
+    """Returns every definition of fixture ``name`` pytest registered, wherever it is."""
+    manager = session._fixturemanager
+    for attr in ("_arg2node2fixturedefs", "_arg2nodeid2fixturedefs", "_arg2fixturedefs"):
+        table = getattr(manager, attr, {}).get(name)
+        if isinstance(table, dict):
+            return [d for defs in table.values() for d in defs]
+        if table:
+            return list(table)
+    return []
 
 
 def _fixture_names(session: pytest.Session) -> Iterable[str]:
@@ -466,17 +540,47 @@ def _device_groups(suite: AuxcheckSuite, fixturedef: FixtureDef[Any]) -> list[De
     return [DeviceGroup.from_parent(suite, name=name, fixturedef=fixturedef)]
 
 
+def _param_ids(fixturedef: FixtureDef[Any]) -> list[str]:
+    """Returns the id pytest shows for each fixture parameter, made unique as pytest makes them.
+
+    Equal ids (``ids=["v", "v"]``, ``params=[4, 4]``) get pytest's counter suffix
+    (``v0``, ``v1``; ``4_0``, ``4_1``): each value is its own group, judged on its own.
+    """
+    found = [_param_id(fixturedef, index, param)
+             for index, param in enumerate(fixturedef.params or ())]
+    counts = Counter(found)
+    taken = set(found)
+    suffixes: dict[str, int] = {}
+    unique = []
+    for given in found:
+        if counts[given] > 1:
+            sep = "_" if given[-1:].isdigit() else ""
+            number = suffixes.get(given, 0)
+            while f"{given}{sep}{number}" in taken:
+                number += 1
+            suffixes[given] = number + 1
+            given = f"{given}{sep}{number}"
+            taken.add(given)
+        unique.append(given)
+    return unique
+
+
 def _param_id(fixturedef: FixtureDef[Any], index: int, param: object) -> str:
-    """Returns the id pytest would show for one fixture parameter."""
+    """Returns the id pytest would show for one fixture parameter (an ``ids`` callable that
+    raises, or an id that is not text, gives the parameter's index, as pytest's default)."""
+    from auxcheck._calls import guard
+
     given = getattr(param, "id", None) if _is_parameter_set(param) else None
     ids = fixturedef.ids
     if given is None and callable(ids):
-        given = ids(_param_value(param))
+        given = guard(ids, _param_value(param)).value
     elif given is None and isinstance(ids, Sequence) and index < len(ids):
         given = ids[index]
-    if given is None and isinstance(_param_value(param), (str, int, float, bool)):
+    if given is None and type(_param_value(param)) in (str, int, float, bool):
         given = _param_value(param)  # pytest shows plain values as themselves
-    return str(index) if given is None else str(given)
+    if type(given) in (int, float, bool):
+        given = str(given)
+    return given if type(given) is str and given else f"{fixturedef.argname}{index}"
 
 
 def _is_parameter_set(param: object) -> bool:
@@ -504,15 +608,16 @@ class DeviceGroup(pytest.Collector):
         """Returns one item per rule and value (AUX11x only with ``auxcheck_static_buffers``)."""
         params = self.fixturedef.params
         indices: Sequence[int | None] = [None] if params is None else range(len(params))
-        return [item for index in indices for item in self._items(index)]
+        ids = _param_ids(self.fixturedef)
+        return [item for index in indices for item in self._items(index, ids)]
 
-    def _items(self, index: int | None) -> list[AuxcheckFunction]:
+    def _items(self, index: int | None, ids: list[str]) -> list[AuxcheckFunction]:
         """Returns the items that check the fixture value at ``index`` (None: not parametrised)."""
         options = self.config.stash[_OPTIONS]
         has_buffers = _visible(self, STATIC_BUFFERS_FIXTURE)
         has_observer = _visible(self, PP_OBSERVER_FIXTURE)
         has_size = _visible(self, BATCH_SIZE_FIXTURE)
-        callspec = self._callspec(index)
+        callspec = self._callspec(index, ids)
         suffix = "" if callspec is None else f"[{callspec.id}]"
         names = {key: f"{name}{suffix}" for key, name, _ in self.checks}
         items = []
@@ -539,7 +644,7 @@ class DeviceGroup(pytest.Collector):
                  visible: _Visible) -> Callable[..., None]:
         return _device_callobj(key, group, names, visible)
 
-    def _callspec(self, index: int | None) -> Any:
+    def _callspec(self, index: int | None, ids: list[str]) -> Any:
         """Returns the parametrisation that selects the fixture value at ``index``, if any."""
         params = self.fixturedef.params
         if index is None or params is None:
@@ -549,7 +654,7 @@ class DeviceGroup(pytest.Collector):
         return _callspec_type()(
             params={self.fixture: _param_value(param)}, indices={self.fixture: index},
             _arg2scope={self.fixture: self.fixturedef._scope},
-            _idlist=[_param_id(self.fixturedef, index, param)], marks=marks)
+            _idlist=[ids[index]], marks=marks)
 
 
 def _callspec_type() -> Any:

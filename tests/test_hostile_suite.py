@@ -434,6 +434,206 @@ def test_an_impl_module_that_exits_on_import_is_a_usage_error(pytester: pytest.P
     result.stderr.fnmatch_lines(["*importing exits_on_import raised SystemExit (0); fix*"])
 
 
+# ---------------------------------------------------------------- issue 15, held-out values
+
+VALUES = textwrap.dedent("""
+    import os
+
+    import torch
+    from hypothesis import assume
+    from hypothesis import strategies as st
+
+    MARK = os.path.join(os.path.dirname(__file__), "repr-ran")
+
+    class Host:
+        def __init__(self, *copies):
+            self.copies = copies
+        def consume(self, batch, commits):
+            return None
+
+    class Good:
+        def __init__(self, *args):
+            self.rows = torch.zeros(3, 2)
+        def copy_to_host(self, copy_tensor):
+            return Host(copy_tensor(self.rows))
+
+    class DoubleCopy(Good):
+        def copy_to_host(self, copy_tensor):
+            copy_tensor(self.rows)
+            return Host(copy_tensor(self.rows))
+
+    class LoudDoubleCopy(DoubleCopy):
+        def __repr__(self):
+            open(MARK, "w").close()
+            raise SystemExit("repr")
+        __str__ = __repr__
+
+    class Leaker(Good):
+        def copy_to_host(self, copy_tensor):
+            torch.device("meta").__enter__()  # a `with torch.device(...)` never left
+            return Host(copy_tensor(self.rows))
+
+    class Silent:
+        def is_active(self, info):
+            return False
+        def before_grammar(self, logits, info):
+            return None
+        def after_sample(self, state, token_ids):
+            return Good()
+
+    class Observer(Silent):
+        def is_active(self, info):
+            return True
+        def before_grammar(self, logits, info):
+            return logits.shape[0]
+
+    class Key:
+        def __str__(self):
+            raise SystemExit("str")
+        __repr__ = __str__
+
+    SHARED = torch.zeros(3, 2)
+
+    class Reuses(Good):
+        def __init__(self):
+            SHARED.add_(1)  # one buffer, rewritten by every step: AUX112
+            self.rows = SHARED
+
+    def raises(exc):
+        def hostile(*args, **kwargs):
+            raise exc
+        return hostile
+""")
+
+HELD_OUT = {
+    "batchsize": """
+        @pytest.fixture
+        def auxcheck_device_output():
+            return values.LoudDoubleCopy()
+        @pytest.fixture
+        def auxcheck_batch_size():
+            return 0
+    """,
+    "ids": """
+        @pytest.fixture(params=[values.Good, values.DoubleCopy], ids=["v", "v"])
+        def auxcheck_device_output(request):
+            return request.param()
+    """,
+    "nothing": """
+        @pytest.fixture(params=["nothing", "filtered", "assumed", "invalid"])
+        def auxcheck_device_output(request):
+            return {"nothing": st.nothing(),
+                    "filtered": st.builds(values.DoubleCopy).filter(lambda o: False),
+                    "assumed": st.builds(values.DoubleCopy).map(lambda o: assume(False) or o),
+                    "invalid": st.integers(5, 1).map(values.DoubleCopy)}[request.param]
+    """,
+    "none": """
+        @pytest.fixture(params=["instance", "factory", "batch", "strategy"])
+        def auxcheck_device_output(request):
+            return {"instance": None, "factory": lambda: None, "batch": lambda batch: None,
+                    "strategy": st.none()}[request.param]
+    """,
+    "repr": """
+        @pytest.fixture(params=["just", "builds"])
+        def auxcheck_device_output(request):
+            if request.param == "just":
+                return st.just(values.LoudDoubleCopy())
+            return st.builds(values.LoudDoubleCopy)
+    """,
+    "buffers": """
+        @pytest.fixture
+        def auxcheck_sampling_observer():
+            return values.Observer()
+        @pytest.fixture
+        def auxcheck_static_buffers():
+            return {values.Key(): torch.zeros(2)}
+    """,
+    "fixtures": """
+        @pytest.fixture
+        def auxcheck_device_output():
+            return values.Good()
+        @pytest.fixture
+        def auxcheck_pp_observer():
+            raise SystemExit("pp fixture")
+    """,
+    "silent": """
+        @pytest.fixture
+        def auxcheck_sampling_observer():
+            return values.Silent()
+    """,
+    "leak": """
+        @pytest.fixture(params=["a-leaker", "b-victim"])
+        def auxcheck_device_output(request):
+            return values.Leaker() if request.param == "a-leaker" else values.DoubleCopy()
+    """,
+    "meta": """
+        @pytest.fixture
+        def auxcheck_device_output():
+            torch.set_default_device("meta")  # the plugin's test set-up does this globally
+            yield values.Reuses
+            torch.set_default_device(None)
+    """,
+}
+
+HELD_OUT_FAILS = {
+    "batchsize::auxcheck::auxcheck_device_output::AUX101-copy-to-host-callable",
+    "buffers::auxcheck::auxcheck_sampling_observer::AUX110-static-buffer-alias",
+    "fixtures::auxcheck::auxcheck_device_output::AUX403-pp-round-trip",
+    "ids::auxcheck::auxcheck_device_output::AUX104-single-copy[v1]",
+    "leak::auxcheck::auxcheck_device_output::AUX104-single-copy[b-victim]",
+    "meta::auxcheck::auxcheck_device_output::AUX112-values-at-copy",
+    "none::auxcheck::auxcheck_device_output::AUX101-copy-to-host-callable[batch]",
+    "none::auxcheck::auxcheck_device_output::AUX101-copy-to-host-callable[factory]",
+    "none::auxcheck::auxcheck_device_output::AUX101-copy-to-host-callable[instance]",
+    "none::auxcheck::auxcheck_device_output::AUX101-copy-to-host-callable[strategy]",
+    "nothing::auxcheck::auxcheck_device_output::AUX101-copy-to-host-callable[assumed]",
+    "nothing::auxcheck::auxcheck_device_output::AUX101-copy-to-host-callable[filtered]",
+    "nothing::auxcheck::auxcheck_device_output::AUX101-copy-to-host-callable[nothing]",
+    "nothing::auxcheck::auxcheck_device_output::AUX103-copy-to-host-result[invalid]",
+    "repr::auxcheck::auxcheck_device_output::AUX104-single-copy[builds]",
+    "repr::auxcheck::auxcheck_device_output::AUX104-single-copy[just]",
+}
+"""The one failing item of each held-out value: the item of the rule it breaks."""
+
+
+HELD_OUT_SKIPS = [
+    ("*AUX102: not judged, item AUX101-copy-to-host-callable fails: the fixture "
+     "auxcheck_batch_size returned 0; expected a whole number from 1 to 4096*"),
+    "*AUX104: not judged, item AUX101-copy-to-host-callable[[]nothing[]] fails (AUX101 the "
+    "fixture's strategy yielded no device output*",
+    "*AUX104: not judged, item AUX103-copy-to-host-result[[]invalid[]] fails (AUX103 drawing a "
+    "device output from the strategy raised InvalidArgument)*",
+    "*AUX103: not judged, the observer published no device output in any of the steps*",
+]
+
+
+def test_held_out_hostile_values_end_as_one_finding_each(pytester: pytest.Pytester) -> None:
+    """Each value the red team held out fails only its rule's item, readably, and the rest skip.
+
+    A bad batch size, equal ids, a strategy that draws nothing or None or cannot be drawn,
+    a repr that exits, unreadable static buffers, an optional fixture that raises, an
+    observer that never publishes, a torch mode leaked into the next value, a default
+    device set by a fixture: no traceback, no INTERNALERROR, no repr run, no vacuous pass.
+    """
+    pytester.makepyfile(values=VALUES)
+    pytester.syspathinsert()
+    pytester.makeconftest(PROFILE)
+    for folder, body in HELD_OUT.items():
+        pytester.mkpydir(folder)
+        text = "import pytest\nimport torch\nfrom hypothesis import assume, strategies as st\n"
+        (pytester.path / folder / "conftest.py").write_text(
+            text + "import values\n" + textwrap.dedent(body))
+    result = pytester.runpytest_inprocess("--auxcheck", "--auxcheck-profile=tiny",
+                                          "-p", "no:randomly", "-rfs",
+                                          "-k", "not impl and not imports")
+    assert failed_ids(result) == HELD_OUT_FAILS
+    text = result.stdout.str()
+    assert "INTERNALERROR" not in text and "Traceback" not in text
+    assert not (pytester.path / "repr-ran").exists()
+    result.stdout.fnmatch_lines_random(HELD_OUT_SKIPS)
+    assert torch.get_default_device() == torch.device("cpu")
+
+
 def returns_current(current: Any, output: Any) -> Any:
     """An append that keeps what it had: append(None, x) is None, x is lost."""
     return current
@@ -450,3 +650,54 @@ def test_an_append_losing_the_output_appended_to_none_is_aux303_everywhere() -> 
     assert info.value.report.codes == ["AUX303"]
     assert "append_auxiliary_output(None, " in info.value.report.findings[0].message
     assert run_machine(impl, profile=fixed).codes == ["AUX303"]
+
+
+def test_a_property_failing_only_on_another_rule_is_skipped_naming_that_item(
+        pytester: pytest.Pytester) -> None:
+    """An append returning 42 breaks every property's build with AUX301: the AUX301 item fails,
+    the properties of other rules are skipped naming it (one finding per cause)."""
+    pytester.makepyfile(answer_impl="""
+        from auxcheck.protocols import (CompositeDeviceAuxiliaryOutput,
+                                        CompositeHostAuxiliaryOutput)
+        def append_auxiliary_output(current, output):
+            if current is None or output is None:
+                return output if current is None else current
+            return 42
+    """)
+    pytester.syspathinsert()
+    pytester.makeconftest(PROFILE)
+    result = pytester.runpytest_inprocess("--auxcheck", "--auxcheck-profile=tiny", "-p",
+                                          "no:randomly", "--auxcheck-impl=answer_impl", "-rfs",
+                                          "-k", "impl and not machine")
+    assert failed_ids(result) == {"auxcheck::impl::AUX301-flattening[answer_impl]",
+                                  "auxcheck::impl::AUX301-associativity[answer_impl]"}
+    result.stdout.fnmatch_lines(["*AUX302: not judged, item AUX301-flattening[[]answer_impl[]] "
+                                 "fails first (AUX301 append_auxiliary_output(*) returned a int, "
+                                 "not a device output)*"])
+
+
+def test_an_instance_that_frees_its_buffer_once_copied_is_not_blamed_for_the_recopy(
+        pytester: pytest.Pytester) -> None:
+    """SGLang copies an output once: an instance failing its second copy passes its own items,
+    and the composite items say the instance was copied again, pointing to a factory."""
+    pytester.makepyfile(values=VALUES)
+    pytester.syspathinsert()
+    pytester.makeconftest(PROFILE + textwrap.dedent("""
+        import pytest
+        import values
+
+        class SingleUse(values.Good):
+            def copy_to_host(self, copy_tensor):
+                rows, self.rows = self.rows, None
+                return values.Host(copy_tensor(rows))
+
+        @pytest.fixture
+        def auxcheck_device_output():
+            return SingleUse()
+    """))
+    result = pytester.runpytest_inprocess("--auxcheck", "--auxcheck-profile=tiny", "-p",
+                                          "no:randomly", "-rs", "-k", "AUX1 or AUX2 or AUX304")
+    result.assert_outcomes(passed=12, skipped=1)
+    result.stdout.fnmatch_lines(["*AUX304: not judged, your instance failed when copied again "
+                                 "inside a composite (AUX103 *); it passes its own items*Return "
+                                 "a factory from the fixture*"])

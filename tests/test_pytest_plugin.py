@@ -487,7 +487,8 @@ def test_naming_a_release_without_the_flag_imports_nothing_heavy(
     pytester.makeconftest("""
         import sys
         def pytest_unconfigure(config):
-            print("HEAVY", [m for m in ("torch", "hypothesis", "sglang") if m in sys.modules])
+            print("HEAVY", [m for m in ("torch", "hypothesis", "sglang", "auxcheck.properties")
+                            if m in sys.modules])
     """)
     pytester.makepyfile("def test_one():\n    pass\n")
     result = pytester.runpytest_subprocess("-p", "no:randomly", "-p", "no:hypothesispytest",
@@ -817,6 +818,97 @@ def test_a_misnamed_fixture_is_an_error_naming_the_closest_names(project: pytest
     result.stderr.fnmatch_lines([
         ("*--auxcheck found nothing to check*auxcheck_device_output, auxcheck_sampling_observer, "
          "auxcheck_forward_observer*closest fixture names seen: auxcheck_device_outputs*")])
+
+
+@pytest.mark.parametrize(("files", "message"), [
+    pytest.param({"conftest.py": TINY,
+                  "test_x.py": "import pytest\nimport auxout\n@pytest.fixture\n"
+                               "def auxcheck_device_output():\n    return auxout.Good()\n"
+                               "def test_x():\n    pass\n"},
+                 "*nothing to check: auxcheck_device_output is defined in *test_x.py:3, a test "
+                 "module; auxcheck reads it from conftest.py files only: move it to the "
+                 "conftest.py of that folder", id="defined-in-a-test-module"),
+    pytest.param({"conftest.py": conftest("""
+                      @pytest.fixture(params=[])
+                      def auxcheck_device_output(request):
+                          return auxout.Good()
+                  """)},
+                 "*nothing to check: auxcheck_device_output at *conftest.py:7 has params=[], so it "
+                 "gives no value to check; give it at least one", id="no-params"),
+])
+def test_a_fixture_that_gives_nothing_to_check_is_named_with_why(
+        project: pytest.Pytester, files: dict[str, str], message: str) -> None:
+    """The right name in the wrong place, or with no values: the error says where and why."""
+    for name, text in files.items():
+        (project.path / name).write_text(text)
+    result = project.runpytest_inprocess(*FAST)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([message])
+
+
+def test_a_results_file_that_cannot_be_written_is_a_usage_error(project: pytest.Pytester) -> None:
+    """--auxcheck-results in a folder that does not exist stops the run before it starts."""
+    project.makeconftest(conftest("""
+        @pytest.fixture
+        def auxcheck_device_output():
+            return auxout.Good()
+    """))
+    missing = project.path / "no-such-folder" / "results.json"
+    result = project.runpytest_inprocess(*FAST, f"--auxcheck-results={missing}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"ERROR: --auxcheck-results: cannot write {missing}: the folder "
+                                 f"{missing.parent} does not exist"])
+
+
+SLOW_STRATEGY = """
+    import time
+    from hypothesis import Phase, settings, strategies as st
+    settings.register_profile("replay", phases=[Phase.explicit, Phase.reuse], database=None)
+    settings.register_profile("strict", deadline=1, max_examples=5, database=None)
+    class Slow(auxout.Good):
+        def copy_to_host(self, copy_tensor):
+            time.sleep(0.01)
+            return super().copy_to_host(copy_tensor)
+    @pytest.fixture(params=["slow", "double"])
+    def auxcheck_device_output(request):
+        return st.builds(Slow if request.param == "slow" else auxout.DoubleCopy)
+"""
+
+
+@pytest.mark.parametrize(("profile", "header"), [
+    pytest.param("replay", "profile=replay (deadline ignored, generate phase added for your "
+                           "outputs)", id="no-generate-phase"),
+    pytest.param("strict", "profile=strict (deadline ignored)", id="a-1ms-deadline"),
+])
+def test_a_users_profile_judges_every_strategy_value_and_says_what_it_set_aside(
+        project: pytest.Pytester, profile: str, header: str) -> None:
+    """A profile that never generates, or whose deadline the step loop exceeds, still judges
+    the drawn outputs (the planted AUX104 fails, the slow output passes), and the header says
+    which of its settings auxcheck overrode."""
+    project.makeconftest(conftest(SLOW_STRATEGY))
+    result = project.runpytest_inprocess("--auxcheck", f"--auxcheck-profile={profile}", "-p",
+                                         "no:randomly", "-rf", "-k", "AUX104-single-copy")
+    result.assert_outcomes(failed=1, passed=1)
+    result.stdout.fnmatch_lines([f"auxcheck *{header}",
+                                 "FAILED auxcheck::*::AUX104-single-copy[[]double[]]*"])
+
+
+def test_a_strategy_hypothesis_refuses_to_draw_fails_one_item_with_its_message(
+        project: pytest.Pytester) -> None:
+    """A strategy whose smallest value is a megabyte fails Hypothesis's health check at once:
+    the AUX103 item says so, the other items are skipped naming it."""
+    project.makeconftest(conftest("""
+        from hypothesis import strategies as st
+        @pytest.fixture
+        def auxcheck_device_output():
+            return st.binary(min_size=10**6).map(lambda data: auxout.DoubleCopy())
+    """))
+    result = project.runpytest_inprocess(*FAST, "-rfs", "-k", "not impl and not imports")
+    result.assert_outcomes(failed=1, skipped=18)
+    result.stdout.fnmatch_lines([
+        "FAILED auxcheck::*::AUX103-copy-to-host-result*",
+        "*AUX104: not judged, item AUX103-copy-to-host-result fails (AUX103 Hypothesis could not "
+        "draw device outputs from the fixture's strategy: FailedHealthCheck: *"])
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="xdist subprocess spawning differs")
