@@ -352,6 +352,7 @@ def _parse(path: str, shown: str) -> ast.Module | Finding:
         FileTooLarge,
         UndecodableFile,
         broken_file_finding,
+        parse_as_python,
         read_source,
     )
 
@@ -360,7 +361,7 @@ def _parse(path: str, shown: str) -> ast.Module | Finding:
     except (UndecodableFile, FileTooLarge) as exc:
         return broken_file_finding(shown, exc)
     try:
-        return ast.parse(source.text, filename=shown)
+        return parse_as_python(source.text, shown)
     except PARSE_ERRORS as exc:
         return broken_file_finding(shown, exc, text=source.text)
 

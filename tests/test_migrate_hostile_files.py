@@ -341,14 +341,17 @@ def test_a_file_that_is_not_regular_is_refused_without_being_opened(
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
-def test_the_imports_scan_reports_a_fifo_instead_of_hanging(tmp_path: Path) -> None:
-    """scan_paths (the imports item) says a FIFO cannot be read, in a real process."""
+@pytest.mark.parametrize("every_file", [True, False], ids=["every-file", "prefiltered"])
+def test_the_imports_scan_reports_a_fifo_instead_of_hanging(
+        tmp_path: Path, every_file: bool) -> None:
+    """scan_paths (the imports item) says a FIFO cannot be read, in a real process, whether
+    or not it prefilters files by their bytes (it once raised NotRegularFile there)."""
     os.mkfifo(tmp_path / "pipe.py")
     code = ("import sys; from auxcheck.migrate.scan import scan_paths; "
-            "print(*[f.message for f in scan_paths(['.'], every_file=True)])")
+            f"print(*[f.message for f in scan_paths(['.'], every_file={every_file})])")
     done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
                           text=True, timeout=30, check=False)
-    assert "it is a FIFO (named pipe), not a regular file" in done.stdout
+    assert "it is a FIFO (named pipe), not a regular file" in done.stdout, done.stderr
 
 
 def test_a_symlink_met_in_a_folder_is_not_followed_and_said_so(

@@ -362,3 +362,18 @@ def test_a_file_python_refuses_to_compile_is_aux504_left_unchanged(
     assert main([str(path)]) == 1
     assert "AUX504" in capsys.readouterr().out
     assert path.read_text() == text
+
+
+def test_the_scans_judge_a_file_at_pythons_nesting_limit_as_migrate_does(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--check, the imports scan and check's release scan see the use in a 2,989-term file
+    Python compiles (the issue's figure): AUX501, never an AUX504 migrate would not give."""
+    from auxcheck._plugin_scan import scan_project
+    from auxcheck.migrate.scan import scan_paths
+
+    assert python_compiles(flat(2989), tmp_path)
+    (tmp_path / "m.py").write_text(flat(2989))
+    assert main(["--check", str(tmp_path)]) == 1
+    assert "m.py:1:1: AUX501" in capsys.readouterr().out
+    assert [f.code for f in scan_paths([str(tmp_path)])] == ["AUX501"]
+    assert scan_project(tmp_path).unreadable == ()

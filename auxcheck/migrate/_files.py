@@ -49,6 +49,7 @@ __all__ = [
     "drop_temporary_files",
     "iter_python_files",
     "module_name_of",
+    "parse_as_python",
     "read_regular",
     "read_source",
     "temporary_prefix",
@@ -200,17 +201,26 @@ _PYTHON_RECURSION_LIMIT = 1000
 """CPython's own recursion limit, which bounds how deep a module it compiles may nest."""
 
 
-def compile_as_python(text: str, path: str, *, tree: bool = False) -> ast.Module | None:
-    """Compiles ``text`` as Python compiles a module it runs, and returns its syntax tree when
-    ``tree`` is set; raises one of PARSE_ERRORS where Python would reject the module (a
-    syntax error, nesting too deep, too many nested blocks, ``return`` outside a function),
-    whatever the depth of this call or the recursion limit in force. Warnings are not shown.
+def compile_as_python(text: str, path: str) -> None:
+    """Compiles ``text`` as Python compiles a module it runs; raises one of PARSE_ERRORS
+    where Python would reject the module (a syntax error, nesting too deep, too many nested
+    blocks, ``return`` outside a function), whatever the depth of this call or the
+    recursion limit in force. Warnings are not shown.
 
     Python's compiler allows a nesting depth in proportion to the recursion limit left
     above the calling frame, so the compile runs on a fresh thread at the limit Python
     itself starts with: a file is accepted exactly when ``python file.py`` accepts it.
     """
-    return _on_thread(functools.partial(_compile_at_the_top, text, path, tree))
+    _on_thread(functools.partial(_compile_at_the_top, text, path, False))
+
+
+def parse_as_python(text: str, path: str) -> ast.Module:
+    """Returns the syntax tree of ``text``, a module Python accepts (as
+    :func:`compile_as_python` decides); raises one of PARSE_ERRORS otherwise."""
+    tree = _on_thread(functools.partial(_compile_at_the_top, text, path, True))
+    if tree is None:  # pragma: no cover - asked for, so returned
+        raise ValueError("no syntax tree")
+    return tree
 
 
 def _compile_at_the_top(text: str, path: str, tree: bool) -> ast.Module | None:

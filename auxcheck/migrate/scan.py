@@ -1077,9 +1077,9 @@ def scan_source(text: str, *, moves: MoveTable | None = None, module: str | None
     table = moves or builtin_moves()
     if is_defining_module(module, table):
         return []
-    from auxcheck.migrate._files import deep_call
+    from auxcheck.migrate._files import deep_call, parse_as_python
 
-    tree = ast.parse(text, filename=path)  # Python's own limits decide what parses
+    tree = parse_as_python(text, path)  # Python's own verdict, whoever asks
     # what Python parsed, the analysis walks, however deep (a long flat expression nests)
     analysis = deep_call(lambda: analyze(tree, table, source=text,
                                          package=package_of(module, is_package=is_package)))
@@ -1129,6 +1129,6 @@ def scan_paths(paths: Sequence[str] | Iterable[str], *, moves: MoveTable | None 
         try:
             if every_file or could_use(path):
                 _scan_file(path, table, report)
-        except OSError as exc:
+        except (OSError, UndecodableFile) as exc:  # a FIFO named *.py among them
             report.add(broken_file_finding(path, exc))
     return report
