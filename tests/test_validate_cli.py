@@ -239,6 +239,22 @@ def test_text_output_escapes_what_plugin_code_raised_and_never_fails_to_encode(
     assert out.endswith("\n\n1 finding in 1 object\n")
 
 
+def test_an_error_python_ignores_in_plugin_code_is_one_line_not_a_traceback(
+    capsys: pytest.CaptureFixture[str], plugin_dir: str
+) -> None:
+    """A __del__ raising SystemExit (Python ignores it) is said once, in one line, on stderr."""
+    (Path(plugin_dir) / "tmp_load_mod.py").write_text(
+        "from tmp_plugin_mod import Host, Output\n"
+        "class Dying(Host):\n    def __del__(self):\n        raise SystemExit(1)\n"
+        "class T(Output):\n    def copy_to_host(self, copy_tensor):\n"
+        "        copy_tensor(self.rows)\n        return Dying()\n")
+    status, out, err = run(capsys, "--path", plugin_dir, "tmp_load_mod:T")
+    sys.modules.pop("tmp_load_mod", None)
+    assert (status, out.splitlines()[0]) == (0, "tmp_load_mod:T: ok")
+    assert err == ("auxcheck: plugin code raised SystemExit(1) in <function "
+                   "tmp_load_mod.Dying.__del__>, where Python ignores it\n")
+
+
 @pytest.mark.parametrize("buffers", [
     pytest.param("tmp_plugin_mod:NAMED_BUFFERS", id="name-to-tensor-mapping"),
     pytest.param("tmp_plugin_mod:make_registry", id="registry-factory"),

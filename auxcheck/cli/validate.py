@@ -323,6 +323,7 @@ def serve(request: Mapping[str, Any], index: int, channel: Channel) -> None:
     os.chdir(request["cwd"])
     os.environ.clear()
     os.environ.update(request["environ"])
+    sys.unraisablehook = _ignored_by_python
     spec = request["targets"][index]
     try:
         report = _checked(request, spec, channel).without(request["ignore"])
@@ -335,6 +336,25 @@ def serve(request: Mapping[str, Any], index: int, channel: Channel) -> None:
         report = Report(spec)
         report.add(_escaped(spec, exc, channel.last))
     channel.send({"t": "report", "data": report.to_dict()})  # describe() runs no plugin code
+
+
+_UNRAISABLE: set[tuple[str, str]] = set()
+"""What :func:`_ignored_by_python` has said already: (exception type, where), once each."""
+
+
+def _ignored_by_python(unraisable: Any) -> None:
+    """Says in one line, once per kind, what Python ignored: an exception plugin code raised in
+    a ``__del__`` or a gc callback (SGLang's process would ignore it too), never as a
+    traceback that reads like auxcheck's own."""
+    try:
+        error, where = describe(unraisable.exc_value), describe(unraisable.object)
+        if (error.partition("(")[0], where) in _UNRAISABLE:
+            return
+        _UNRAISABLE.add((error.partition("(")[0], where))
+        text = f"auxcheck: plugin code raised {error} in {where}, where Python ignores it\n"
+        os.write(2, text.encode("utf-8", "backslashreplace"))
+    except BaseException:  # noqa: BLE001, S110 - a report about an ignored error must not fail
+        pass
 
 
 def _checked(request: Mapping[str, Any], spec: str, channel: Channel) -> Report:
