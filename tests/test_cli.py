@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import io
 import json
 import subprocess
 import sys
@@ -14,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from auxcheck.cli import SUBCOMMANDS, main
+from auxcheck.cli._common import say
 
 ROOT = Path(__file__).resolve().parent.parent
 OLD_IMPORT = "from sglang.srt.sampling.sampling_observer import CommittedTokens\n"
@@ -155,3 +157,17 @@ def test_help_of_every_command_imports_nothing_heavy() -> None:
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                           check=True)
     assert json.loads(done.stdout) == [[0] * (len(SUBCOMMANDS) + 1), []]
+
+
+@pytest.mark.parametrize(("encoding", "written"), [
+    pytest.param("ascii", b"caf\\xe9 \\ud800\n", id="ascii-stdout"),
+    pytest.param("utf-8", b"caf\xc3\xa9 \\ud800\n", id="utf-8-stdout"),
+])
+def test_say_writes_any_text_whatever_the_streams_encoding(encoding: str, written: bytes) -> None:
+    """What the stream cannot encode (a lone surrogate, any non-ASCII under LANG=C) is written
+    as a backslash escape, never a UnicodeEncodeError."""
+    raw = io.BytesIO()
+    stream = io.TextIOWrapper(raw, encoding=encoding, newline="\n")
+    say("caf\u00e9 \ud800", stream=stream)
+    stream.flush()
+    assert raw.getvalue() == written

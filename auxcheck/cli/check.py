@@ -27,6 +27,7 @@ from auxcheck.cli._common import (
     add_release_options,
     add_timeout,
     run_command,
+    say,
 )
 
 __all__ = [
@@ -334,7 +335,9 @@ def _main(argv: list[str]) -> int:
         print(render_json(path, results, warnings=warnings))
     else:
         details = render_details(results)
-        print(("\n" + details + "\n" if details else "") + "\n" + render_table(path, results))
+        # A failed stage's output holds plugin text (its exceptions' messages): any of it
+        # must reach stdout, whatever its encoding.
+        say(("\n" + details + "\n" if details else "") + "\n" + render_table(path, results))
     return 1 if any(r.failed for r in results) else 0
 
 
