@@ -119,7 +119,7 @@ class Interrupted(BaseException):
 
 
 def passes_through(exc: BaseException) -> bool:
-    """Returns True for what a guard must re-raise: KeyboardInterrupt, pytest's ``Failed``, Interrupted.
+    """Returns True for what a guard must re-raise: Ctrl-C, pytest's ``Failed``, Interrupted.
 
     pytest is never imported here: its outcome types are looked up only when loaded.
     """
@@ -250,7 +250,7 @@ def plain_torch() -> Iterator[None]:
 
 
 def _restore_torch_state(before: _TorchState) -> None:
-    """Puts back what :func:`_torch_state` read: both mode stacks, the device globals, the dtype."""
+    """Puts back what :func:`_torch_state` read: both mode stacks, device globals, dtype."""
     import torch
     import torch.utils._device as device
     from torch.utils._python_dispatch import _push_mode

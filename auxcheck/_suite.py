@@ -7,8 +7,11 @@ zero-argument factory, a factory taking the batch, or a Hypothesis strategy; eve
 output runs through SGLang's step loop (:mod:`auxcheck._loop`), once per group for
 instances and factories (its items share the report), per drawn example for
 strategies, which run under the chosen settings profile and carry the shrunk example
-in the exception's notes. An item whose prerequisite (the output's own contract)
-fails is skipped, naming the failing item.
+in the exception's notes (a strategy itself is drawn once per group first: one that
+yields nothing, or that Hypothesis refuses, is its group's one failure). An item whose
+prerequisite (the output's own contract) fails is skipped, naming the failing item;
+plugin code pytest stopped (a timeout) fails one item of the group and skips the rest,
+never running again; a fixture value auxcheck cannot use fails one item, naming it.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from auxcheck import strategies as aux
-from auxcheck._calls import Interrupted, Outcome, guard, kind_name, plain_torch, type_name
+from auxcheck._calls import Interrupted, Outcome, guard, kind_name, plain_torch
 from auxcheck._options import AuxcheckOptions
 from auxcheck.errors import ContractViolation, InvalidArgument
 from auxcheck.properties import Implementation, PropertyTest, load_implementation, property_tests
@@ -286,7 +289,7 @@ def _group(context: ItemContext) -> _Group:
 
 
 def _built(group: _Group, build: Callable[[], Report]) -> Report:
-    """Returns the group's report, built on first use (Interrupted passes: see :func:`_judging`)."""
+    """Returns the group's report, built on first use (an Interrupted passes to _judging)."""
     if group.report is None:
         group.report = build()
     return group.report
@@ -494,7 +497,7 @@ def _strategy_report(source: Source, options: AuxcheckOptions, extras: _Extras,
 
 def _run_examples(source: Source, check: Callable[[Any], None], batch_size: int | None,
                   chosen: settings) -> BaseException | None:
-    """Runs ``check(output)`` under Hypothesis for outputs drawn from ``source``; returns its error.
+    """Runs ``check(output)`` under Hypothesis on outputs drawn from ``source``; returns its error.
 
     Outputs come through :func:`auxcheck.strategies._user_outputs`: Hypothesis never
     shows the user's strategy or values by their repr. Health checks about the user's

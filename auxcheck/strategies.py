@@ -244,7 +244,7 @@ class _DrawFailed(ContractViolation):
 
 
 def _user_outputs(strategy: st.SearchStrategy[Any]) -> st.SearchStrategy[_Drawn]:
-    """Returns a strategy which generates the values of ``strategy``, a user's, each in a :class:`_Drawn`.
+    """Returns a strategy which generates the values of a user's ``strategy``, each in a _Drawn.
 
     The one way auxcheck draws from a user's strategy. Hypothesis never holds it where
     it computes a repr (the repr of ``st.just(obj)`` runs ``obj.__repr__``; a strategy

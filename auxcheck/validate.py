@@ -135,7 +135,7 @@ def _static_registry(static_buffers: Any, *, strict: bool = True
 
 
 def _never_raising(default: str, subject: str, obj: Any, check: Callable[[], Report]) -> Report:
-    """Returns :func:`_judged` of ``check``; plugin code pytest stopped (Interrupted) is a finding too."""
+    """Returns :func:`_judged` of ``check``; plugin code pytest stopped is a finding too."""
     try:
         return _judged(default, subject, obj, check)
     except Interrupted as stop:

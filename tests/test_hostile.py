@@ -451,7 +451,7 @@ class Logging(torch.overrides.TorchFunctionMode):
     pytest.param(lambda: torch.set_default_dtype(torch.float16), id="default-dtype"),
 ])
 def test_torch_state_plugin_code_leaves_behind_is_put_back(leak: Callable[[], None]) -> None:
-    """A mode entered and never left, or a default changed, inside plugin code ends with the call."""
+    """A mode entered and never left, or a default changed, in plugin code ends with the call."""
     guard(leak)
     made = torch.ones(2)
     assert (made.device, made.dtype, type(made)) == (torch.device("cpu"), torch.float32,
@@ -571,7 +571,7 @@ class Keeps:
 ])
 def test_a_device_tensor_kept_out_of_sight_is_aux105_or_said_to_be_unseen(
         hide: Callable[[Any], Any], seen: str) -> None:
-    """The walk finds a kept tensor past long lists and deep nesting; past its bounds it says so."""
+    """The walk finds a kept tensor past long lists and deep nesting, and says where it stops."""
     report = check_device_output(Keeps(hide), batch_size=3)
     assert report.codes == ["AUX105"] and seen in report.findings[0].message
 

@@ -599,10 +599,10 @@ HELD_OUT_FAILS = {
 HELD_OUT_SKIPS = [
     ("*AUX102: not judged, item AUX101-copy-to-host-callable fails: the fixture "
      "auxcheck_batch_size returned 0; expected a whole number from 1 to 4096*"),
-    "*AUX104: not judged, item AUX101-copy-to-host-callable[[]nothing[]] fails (AUX101 the "
-    "fixture's strategy yielded no device output*",
-    "*AUX104: not judged, item AUX103-copy-to-host-result[[]invalid[]] fails (AUX103 drawing a "
-    "device output from the strategy raised InvalidArgument)*",
+    ("*AUX104: not judged, item AUX101-copy-to-host-callable[[]nothing[]] fails (AUX101 the "
+    "fixture's strategy yielded no device output*"),
+    ("*AUX104: not judged, item AUX103-copy-to-host-result[[]invalid[]] fails (AUX103 drawing a "
+    "device output from the strategy raised InvalidArgument)*"),
     "*AUX103: not judged, the observer published no device output in any of the steps*",
 ]
 
@@ -671,9 +671,9 @@ def test_a_property_failing_only_on_another_rule_is_skipped_naming_that_item(
                                           "-k", "impl and not machine")
     assert failed_ids(result) == {"auxcheck::impl::AUX301-flattening[answer_impl]",
                                   "auxcheck::impl::AUX301-associativity[answer_impl]"}
-    result.stdout.fnmatch_lines(["*AUX302: not judged, item AUX301-flattening[[]answer_impl[]] "
+    result.stdout.fnmatch_lines([("*AUX302: not judged, item AUX301-flattening[[]answer_impl[]] "
                                  "fails first (AUX301 append_auxiliary_output(*) returned a int, "
-                                 "not a device output)*"])
+                                 "not a device output)*")])
 
 
 def test_an_instance_that_frees_its_buffer_once_copied_is_not_blamed_for_the_recopy(
@@ -698,6 +698,6 @@ def test_an_instance_that_frees_its_buffer_once_copied_is_not_blamed_for_the_rec
     result = pytester.runpytest_inprocess("--auxcheck", "--auxcheck-profile=tiny", "-p",
                                           "no:randomly", "-rs", "-k", "AUX1 or AUX2 or AUX304")
     result.assert_outcomes(passed=12, skipped=1)
-    result.stdout.fnmatch_lines(["*AUX304: not judged, your instance failed when copied again "
+    result.stdout.fnmatch_lines([("*AUX304: not judged, your instance failed when copied again "
                                  "inside a composite (AUX103 *); it passes its own items*Return "
-                                 "a factory from the fixture*"])
+                                 "a factory from the fixture*")])

@@ -240,8 +240,8 @@ def test_a_strategy_failure_shows_the_shrunk_example(project: pytest.Pytester) -
         "-k", "AUX204-consume-returns-none")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["AUX204 `consume` returned a value", "*auxcheck_example(",
-                                 "*output=(lambda n: auxout.ReturnsOutput(n) if n >= 7 else "
-                                 "auxout.Good(n))(7),"])
+                                 ("*output=(lambda n: auxout.ReturnsOutput(n) if n >= 7 else "
+                                 "auxout.Good(n))(7),")])
 
 
 def test_static_buffers_fixture_adds_the_aliasing_items(project: pytest.Pytester) -> None:
@@ -833,8 +833,8 @@ def test_a_misnamed_fixture_is_an_error_naming_the_closest_names(project: pytest
                       def auxcheck_device_output(request):
                           return auxout.Good()
                   """)},
-                 "*nothing to check: auxcheck_device_output at *conftest.py:7 has params=[], so it "
-                 "gives no value to check; give it at least one", id="no-params"),
+                 "*nothing to check: auxcheck_device_output at *conftest.py:7 has params=[], so "
+                 "it gives no value to check; give it at least one", id="no-params"),
 ])
 def test_a_fixture_that_gives_nothing_to_check_is_named_with_why(
         project: pytest.Pytester, files: dict[str, str], message: str) -> None:
@@ -856,8 +856,8 @@ def test_a_results_file_that_cannot_be_written_is_a_usage_error(project: pytest.
     missing = project.path / "no-such-folder" / "results.json"
     result = project.runpytest_inprocess(*FAST, f"--auxcheck-results={missing}")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines([f"ERROR: --auxcheck-results: cannot write {missing}: the folder "
-                                 f"{missing.parent} does not exist"])
+    result.stderr.fnmatch_lines([(f"ERROR: --auxcheck-results: cannot write {missing}: the folder "
+                                 f"{missing.parent} does not exist")])
 
 
 SLOW_STRATEGY = """
@@ -907,8 +907,8 @@ def test_a_strategy_hypothesis_refuses_to_draw_fails_one_item_with_its_message(
     result.assert_outcomes(failed=1, skipped=18)
     result.stdout.fnmatch_lines([
         "FAILED auxcheck::*::AUX103-copy-to-host-result*",
-        "*AUX104: not judged, item AUX103-copy-to-host-result fails (AUX103 Hypothesis could not "
-        "draw device outputs from the fixture's strategy: FailedHealthCheck: *"])
+        ("*AUX104: not judged, item AUX103-copy-to-host-result fails (AUX103 Hypothesis could not "
+        "draw device outputs from the fixture's strategy: FailedHealthCheck: *")])
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="xdist subprocess spawning differs")

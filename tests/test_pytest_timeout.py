@@ -138,12 +138,12 @@ def test_each_hang_fails_one_item_once_and_the_rest_of_its_group_is_skipped(
     failed = {line.split()[1] for line in result.outlines if line.startswith("FAILED ")}
     assert failed == STOPPED
     result.stdout.fnmatch_lines_random([
-        "  seen:     `copy_to_host` of hangs.HangsCopying did not finish: pytest stopped it "
-        "(Timeout (>1.0s) from pytest-timeout.)",
+        ("  seen:     `copy_to_host` of hangs.HangsCopying did not finish: pytest stopped it "
+        "(Timeout (>1.0s) from pytest-timeout.)"),
         "  seen:     `consume` of hangs.HangingHost did not finish: pytest stopped it (Timeout*",
         "  seen:     `after_sample` of hangs.Observer did not finish: pytest stopped it (Timeout*",
         "  seen:     drawing a device output from the fixture's strategy did not finish: *",
-        "*AUX104: not judged, item AUX103-copy-to-host-result fails (AUX103 `copy_to_host` of "
-        "hangs.HangsCopying did not finish: pytest stopped it (Timeout (>1.0s)*",
+        ("*AUX104: not judged, item AUX103-copy-to-host-result fails (AUX103 `copy_to_host` of "
+        "hangs.HangsCopying did not finish: pytest stopped it (Timeout (>1.0s)*"),
     ])
     assert "Traceback" not in result.stdout.str() and "raised Failed" not in result.stdout.str()
