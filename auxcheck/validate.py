@@ -12,6 +12,7 @@ imported only when a check runs.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import operator
 from collections.abc import Callable, Mapping, Sequence
@@ -590,18 +591,18 @@ def _misaligned(req: Any, commit: Any) -> tuple[str | None, str | None]:
     rid = guard(getattr, req, "rid", req)
     name = describe(rid.value if rid.error is None else req)
     if seen.error is not None:
-        return (f"cannot be matched with request {name}: reading its visible output length "
-                f"(finished_len, else len(output_ids)) raised {kind_name(seen.error)}",
+        return ((f"cannot be matched with request {name}: reading its visible output length "
+                 f"(finished_len, else len(output_ids)) raised {kind_name(seen.error)}"),
                 seen.detail)
     visible = _length(seen.value)
     if visible is None:
-        return (f"cannot be matched with request {name}: its visible output length "
-                f"(finished_len, else len(output_ids)) is {describe(seen.value)}, not a whole "
-                "number >= 0", None)
+        return ((f"cannot be matched with request {name}: its visible output length "
+                 f"(finished_len, else len(output_ids)) is {describe(seen.value)}, not a whole "
+                 "number >= 0"), None)
     expected = visible - len(commit.token_ids)
     if commit.output_index != expected:
-        return (f"has output_index {commit.output_index}, but request {name} shows {visible} "
-                f"visible tokens, so {len(commit.token_ids)} new ones start at {expected}", None)
+        return ((f"has output_index {commit.output_index}, but request {name} shows {visible} "
+                 f"visible tokens, so {len(commit.token_ids)} new ones start at {expected}"), None)
     return None, None
 
 
@@ -652,13 +653,8 @@ def check_sampling_observer(
     AUX403; with ``device_output`` given, its PP tensors are sent through
     ``obj.from_pp_tensors`` and compared (AUX401-403).
     """
-    batch_size = _batch_size(batch_size)
-    _check_steps(steps)
-    registry, unreadable = _static_registry(static_buffers)
-    subject = f"sampling observer {type_name(obj)}"
-    return _never_raising("AUX102", subject, obj, lambda: _sampling_report(
-        obj, device_output=device_output, batch_size=batch_size, static=registry,
-        steps=steps, found=unreadable))
+    return _observer_check("sampling", obj, batch_size, static_buffers, steps, functools.partial(
+        _sampling_report, obj, device_output=device_output))
 
 
 def _sampling_report(obj: Any, *, device_output: Any = None, batch_size: int | None,
@@ -696,13 +692,20 @@ def check_forward_observer(
     persistent outputs. With ``sampling_observer`` its output is composed after the
     forward output, as SGLang composes them. An ill-shaped or raising hook is AUX102.
     """
-    batch_size = _batch_size(batch_size)
+    return _observer_check("forward", obj, batch_size, static_buffers, steps, functools.partial(
+        _forward_report, obj, sampling_observer=sampling_observer))
+
+
+def _observer_check(kind: str, obj: Any, batch_size: int | None,
+                    static_buffers: StaticBuffers, steps: int,
+                    report: Callable[..., Report]) -> Report:
+    """Returns ``report(batch_size=, static=, steps=, found=)`` for the ``kind`` observer
+    ``obj``, after checking the arguments; whatever escapes it is an AUX102 finding."""
+    size = _batch_size(batch_size)
     _check_steps(steps)
     registry, unreadable = _static_registry(static_buffers)
-    subject = f"forward observer {type_name(obj)}"
-    return _never_raising("AUX102", subject, obj, lambda: _forward_report(
-        obj, sampling_observer=sampling_observer, batch_size=batch_size, static=registry,
-        steps=steps, found=unreadable))
+    return _never_raising("AUX102", f"{kind} observer {type_name(obj)}", obj, lambda: report(
+        batch_size=size, static=registry, steps=steps, found=unreadable))
 
 
 def _forward_report(obj: Any, *, sampling_observer: Any = None, batch_size: int | None,

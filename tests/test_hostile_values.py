@@ -48,7 +48,7 @@ class FinishedLenExits(FakeReq):
 
 class LyingLength(list[int]):
     def __len__(self) -> int:
-        return -1
+        return -1  # noqa: PLE0303 - the lie under test
 
 
 class Count(int):
@@ -69,8 +69,8 @@ def lying_request() -> FakeReq:
 
 UNREADABLE_REQUESTS = {
     "finished-len-raises-system-exit": (exiting_request,
-                                        "reading its visible output length (finished_len, else "
-                                        "len(output_ids)) raised SystemExit"),
+                                        ("reading its visible output length (finished_len, else "
+                                        "len(output_ids)) raised SystemExit")),
     "len-of-output-ids-is-negative": (lying_request, "raised ValueError"),
     "finished-len-is-a-string": (lambda: FakeReq("c", output_ids=[7], finished_len="1"),  # type: ignore[arg-type]
                                  "is '1', not a whole number >= 0"),

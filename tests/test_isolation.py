@@ -295,17 +295,17 @@ BROKEN_OUTPUT = textwrap.dedent("""
 
 NOTHING_JUDGED = {
     "an-autouse-skip-of-every-item": (
-        "@pytest.fixture(autouse=True)\ndef _needs_cuda():\n    pytest.skip('needs CUDA')\n"
-        "@pytest.fixture\ndef auxcheck_device_output():\n    return Broken()\n",
-        "error", "every contract item of the plugin's objects was skipped or xfailed: nothing "
-        "was judged"),
+        ("@pytest.fixture(autouse=True)\ndef _needs_cuda():\n    pytest.skip('needs CUDA')\n"
+        "@pytest.fixture\ndef auxcheck_device_output():\n    return Broken()\n"),
+        "error", ("every contract item of the plugin's objects was skipped or xfailed: nothing "
+        "was judged")),
     "pytest-exit-0-in-the-fixture": (
         "@pytest.fixture\ndef auxcheck_device_output():\n    pytest.exit('done', returncode=0)\n",
         "error", "no contract item of the plugin's objects ran: nothing was judged"),
     "an-xfail-mark-on-every-item": (
-        "def pytest_collection_modifyitems(items):\n    for item in items:\n"
+        ("def pytest_collection_modifyitems(items):\n    for item in items:\n"
         "        item.add_marker(pytest.mark.xfail(reason='flaky on CPU'))\n"
-        "@pytest.fixture\ndef auxcheck_device_output():\n    return Broken()\n",
+        "@pytest.fixture\ndef auxcheck_device_output():\n    return Broken()\n"),
         "fail", "1 failed"),
 }
 

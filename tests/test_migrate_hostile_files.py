@@ -14,6 +14,7 @@ import stat
 import subprocess
 import sys
 import time
+import traceback
 from pathlib import Path
 
 import pytest
@@ -148,8 +149,7 @@ def test_a_file_whose_owner_cannot_be_kept_is_refused_and_left_unchanged(
             os.setuid(65534)
             status = main(["-j", "1", "a.py"])
             os.write(write, f"{status}\n{capsys.readouterr().err}".encode())
-        except BaseException as exc:  # noqa: BLE001 - said to the parent, which fails
-            import traceback
+        except BaseException:  # noqa: BLE001 - said to the parent, which fails
             os.write(write, f"crash\n{traceback.format_exc()}".encode())
         finally:
             os._exit(0)

@@ -167,18 +167,18 @@ def test_usage_errors_exit_two_with_the_reason(
 
 LOADING_RAISES = {
     "import-raises": ("raise RuntimeError('no GPU here')",
-                      "importing module 'tmp_load_mod' (tmp_load_mod:T) raised "
-                      "RuntimeError('no GPU here')"),
+                      ("importing module 'tmp_load_mod' (tmp_load_mod:T) raised "
+                      "RuntimeError('no GPU here')")),
     "import-calls-sys-exit-0": ("import sys\nsys.exit(0)",
-                                "importing module 'tmp_load_mod' (tmp_load_mod:T) raised "
-                                "SystemExit(0)"),
+                                ("importing module 'tmp_load_mod' (tmp_load_mod:T) raised "
+                                "SystemExit(0)")),
     "import-calls-sys-exit-3": ("raise SystemExit(3)", "raised SystemExit(3)"),
     "import-of-a-missing-dependency": ("import no_such_dependency_of_the_plugin",
-                                       "raised ModuleNotFoundError(\"No module named "
-                                       "'no_such_dependency_of_the_plugin'\")"),
-    "trace-function-exits": ("import sys, threading\n"
+                                       ("raised ModuleNotFoundError(\"No module named "
+                                       "'no_such_dependency_of_the_plugin'\")")),
+    "trace-function-exits": (("import sys, threading\n"
                              "def trace(*args):\n    raise SystemExit(8)\n"
-                             "sys.settrace(trace); threading.settrace(trace)",
+                             "sys.settrace(trace); threading.settrace(trace)"),
                              "raised SystemExit(8)"),
     "module-getattr-exits": ("def __getattr__(name):\n    raise SystemExit(4)",
                              "reading 'T' of module 'tmp_load_mod' raised SystemExit(4)"),
@@ -186,9 +186,9 @@ LOADING_RAISES = {
                        "the factory tmp_load_mod:T raised RuntimeError('no GPU here')"),
     "factory-calls-sys-exit": ("def T():\n    raise SystemExit(0)",
                                "the factory tmp_load_mod:T raised SystemExit(0)"),
-    "exception-str-exits": ("class E(Exception):\n    def __str__(self):\n"
+    "exception-str-exits": (("class E(Exception):\n    def __str__(self):\n"
                             "        raise SystemExit(1)\n"
-                            "def T():\n    raise E()", "raised tmp_load_mod.E()"),
+                            "def T():\n    raise E()"), "raised tmp_load_mod.E()"),
 }
 
 

@@ -1,0 +1,18 @@
+"""The project's own code passes its own ruff configuration (pyproject's [tool.ruff])."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def test_the_project_passes_ruff_with_its_own_configuration() -> None:
+    """`ruff check` over the package, tests, benchmarks and examples reports nothing."""
+    ruff = shutil.which("ruff", path=str(Path(sys.executable).parent)) or "ruff"
+    done = subprocess.run([ruff, "check", "--no-cache", "auxcheck", "tests", "benchmarks",
+                           "examples"], cwd=REPO, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
