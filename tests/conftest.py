@@ -8,8 +8,9 @@ from there, downloading it when missing: it never skips for lack of SGLang.
 from __future__ import annotations
 
 import os
+import sys
 import zipfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 import pytest
@@ -70,3 +71,52 @@ def write_release(root: Path, files: Mapping[str, str], *, wheel: bool = False) 
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text(text, encoding="utf-8")
     return root
+
+
+_CAP_DAC_OVERRIDE, _CAP_DAC_READ_SEARCH = 1, 2
+_CAPABILITY_V3 = 0x20080522
+
+
+def _file_capabilities(drop: bool) -> None:
+    """Drops (or puts back) root's power to read and write past mode bits, for this thread.
+
+    Linux keeps the two capabilities in the thread's permitted set, so they can be
+    raised again; a process started meanwhile (a pool worker) inherits the drop.
+    """
+    import ctypes
+
+    class Header(ctypes.Structure):
+        _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+    class Data(ctypes.Structure):
+        _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32),
+                    ("inheritable", ctypes.c_uint32)]
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    data = (Data * 2)()
+    if libc.capget(ctypes.byref(Header(_CAPABILITY_V3, 0)), data) != 0:
+        raise OSError(ctypes.get_errno(), "capget failed")
+    bits = (1 << _CAP_DAC_OVERRIDE) | (1 << _CAP_DAC_READ_SEARCH)
+    if drop:
+        data[0].effective &= ~bits
+    else:
+        data[0].effective |= data[0].permitted & bits
+    if libc.capset(ctypes.byref(Header(_CAPABILITY_V3, 0)), data) != 0:
+        raise OSError(ctypes.get_errno(), "capset failed")
+
+
+@pytest.fixture(autouse=True)
+def _mode_bits_bind_root(request: pytest.FixtureRequest) -> Iterator[None]:
+    """For a test marked ``mode_bits``: mode bits bind even when the suite runs as root (as
+    in CI), by dropping root's capabilities to bypass them while the test runs."""
+    if request.node.get_closest_marker("mode_bits") is None or os.geteuid() != 0:
+        yield
+        return
+    if not sys.platform.startswith("linux"):
+        pytest.skip("root reads a file whatever its mode bits, and only Linux lets a test "
+                    "drop that power")
+    _file_capabilities(drop=True)
+    try:
+        yield
+    finally:
+        _file_capabilities(drop=False)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 from typing import NamedTuple
@@ -100,8 +99,7 @@ BROKEN = [
     pytest.param(Broken(IMPORT + b"x = 1\x00\n", "2:6", f"does not parse on {PYTHON}: source "
                         "code string cannot contain null bytes"), id="null-byte"),
     pytest.param(Broken(IMPORT, "1:1", "cannot be read: Permission denied", mode=0o000),
-                 id="unreadable", marks=pytest.mark.skipif(
-                     os.geteuid() == 0, reason="root reads a file whatever its mode bits")),
+                 id="unreadable", marks=pytest.mark.mode_bits),
     _newer_syntax(),
 ]
 """Each way a file that names an old module can be broken (a file that names none is never
