@@ -223,15 +223,15 @@ def test_workers_die_with_a_killed_parent_and_leave_files_old_or_new(tmp_path: P
     (signal.SIGINT, 130, "SIGINT"), (signal.SIGTERM, 143, "SIGTERM")], ids=["ctrl-c", "sigterm"])
 def test_an_interrupt_stops_promptly_and_says_what_was_done(
         tmp_path: Path, sig: int, status: int, name: str, jobs: str, count: int) -> None:
-    """SIGINT/SIGTERM: exit 130/143 within 1 s, no traceback and no abort (a process that
-    used libcst's native parser once aborted as it exited), rewritten files counted."""
+    """SIGINT/SIGTERM: exit 130/143 at once (within 2 s), no traceback and no abort (a
+    process that used libcst's native parser once aborted as it exited), files counted."""
     old = _slow_tree(tmp_path, count)
     process = _start_and_wait_for_a_rewrite(tmp_path, jobs)
     workers = _children(process.pid)
     started = time.monotonic()
     process.send_signal(sig)
     process.wait(timeout=30)
-    assert time.monotonic() - started < 1
+    assert time.monotonic() - started < 2  # about 0.5 s; the margin is for a loaded CI machine
     assert process.stderr is not None
     err = process.stderr.read()  # not communicate(): it would skip what readline buffered
     assert (process.returncode, "Traceback" in err, "Fatal Python error" in err) == (
@@ -248,7 +248,7 @@ def test_an_interrupt_stops_promptly_and_says_what_was_done(
 def test_a_large_file_is_parsed_in_a_worker_that_an_interrupt_ends_at_once(
         tmp_path: Path) -> None:
     """With -j 1 a file over 256 KB is still migrated in a worker process: Ctrl-C while it
-    is parsed stops the run within a second, the file old, no temporary file left."""
+    is parsed stops the run at once (within 2 s), the file old, no temporary file left."""
     text = FIXABLE + "".join(f"def f{i}(a):\n    return a + {i}\n" for i in range(40_000))
     (tmp_path / "big.py").write_text(text)
     process = subprocess.Popen([sys.executable, "-m", "auxcheck", "migrate", "-j", "1",
@@ -261,7 +261,7 @@ def test_a_large_file_is_parsed_in_a_worker_that_an_interrupt_ends_at_once(
     started = time.monotonic()
     process.send_signal(signal.SIGINT)
     _, err = process.communicate(timeout=30)
-    assert time.monotonic() - started < 1
+    assert time.monotonic() - started < 2  # about 0.5 s; the margin is for a loaded CI machine
     assert (process.returncode, "Fatal Python error" in err) == (130, False), err
     assert workers and not any(map(_alive, workers))
     assert os.listdir(tmp_path) == ["big.py"] and (tmp_path / "big.py").read_text() == text
