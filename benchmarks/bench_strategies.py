@@ -27,13 +27,13 @@ _cases = 0
 def _count_properties() -> None:
     named = properties._named
 
-    def counting(name: str, function: Callable[..., None]) -> Callable[..., None]:
+    def counting(name: str, code: str, function: Callable[..., None]) -> Callable[..., None]:
         def run(**kwargs: Any) -> None:
             global _cases
             _cases += 1
             function(**kwargs)
 
-        return named(name, run)
+        return named(name, code, run)
 
     properties._named = counting
 
