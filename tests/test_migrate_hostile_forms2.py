@@ -20,9 +20,9 @@ from typing import NamedTuple
 
 import pytest
 from libcst.codemod import TransformSuccess
+from test_migrate_hostile_forms import codes, migrate
 
 from auxcheck.migrate._moves import builtin_moves
-from auxcheck.migrate.scan import scan_source
 from auxcheck.migrate.transform import _finish, migrate_source
 
 MOVES = builtin_moves()
@@ -39,16 +39,6 @@ def src(text: str) -> str:
     return dedent(text).replace("$OLD", OLD).replace("$NEW", NEW)
 
 
-def migrate(text: str, *, compat: bool = False) -> str:
-    """Returns ``text`` migrated (it must not fail)."""
-    result = migrate_source(text, moves=MOVES, compat=compat)
-    assert result.status in ("changed", "unchanged"), result.reason
-    return result.text
-
-
-def codes(text: str) -> list[str]:
-    """Returns the rule codes the scan reports for ``text``, in order."""
-    return [finding.code for finding in scan_source(text, moves=MOVES)]
 
 
 class Case(NamedTuple):
