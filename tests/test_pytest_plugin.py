@@ -863,7 +863,9 @@ def test_a_results_file_that_cannot_be_written_is_a_usage_error(project: pytest.
 SLOW_STRATEGY = """
     import time
     from hypothesis import Phase, settings, strategies as st
-    settings.register_profile("replay", phases=[Phase.explicit, Phase.reuse], database=None)
+    # The deadline is explicit: under CI=true Hypothesis's default profile has none to inherit.
+    settings.register_profile("replay", phases=[Phase.explicit, Phase.reuse], deadline=200,
+                              database=None)
     settings.register_profile("strict", deadline=1, max_examples=5, database=None)
     class Slow(auxout.Good):
         def copy_to_host(self, copy_tensor):
