@@ -707,7 +707,7 @@ def _run_relayed(command: Sequence[str], *, cwd: str | os.PathLike[str] | None,
                             stderr=subprocess.STDOUT, start_new_session=True)
     relay = _Relay(proc.stdout.fileno(), stream)  # type: ignore[union-attr]
     try:
-        timed_out = not relay.until_exit(proc.pid, time.monotonic() + timeout if timeout else None)
+        timed_out = not _wait_for(proc.pid, timeout or None, meanwhile=relay.pump)
     finally:
         _stop_group(proc.pid, grace=0 if proc.poll() is not None else _KILL_GRACE)
         returncode = proc.wait()
@@ -727,15 +727,6 @@ class _Relay:
         self.stream = stream
         self.ended = False
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-
-    def until_exit(self, pid: int, deadline: float | None) -> bool:
-        """Relays until child ``pid`` exits (True; left unreaped) or ``deadline`` passes (False)."""
-        while os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT | os.WNOHANG) is None:
-            left = None if deadline is None else deadline - time.monotonic()
-            if left is not None and left <= 0:
-                return False
-            self.pump(0.1 if left is None else min(0.1, left))
-        return True
 
     def drain(self, deadline: float) -> None:
         """Relays what is still in the pipe, until it is empty for a moment or ``deadline``."""
@@ -765,16 +756,19 @@ class _Relay:
             pass
 
 
-def _wait_for(pid: int, timeout: float | None) -> bool:
+def _wait_for(pid: int, timeout: float | None, *,
+              meanwhile: Callable[[float], object] = time.sleep) -> bool:
     """Returns True when child ``pid`` exited within ``timeout`` seconds; it is left unreaped,
-    so its process group can still be killed."""
+    so its process group can still be killed. Between looks, ``meanwhile(seconds)`` spends
+    the pause (a sleep, or relaying the child's output as it comes)."""
     deadline = None if timeout is None else time.monotonic() + timeout
     pause = 0.01
     while True:
         if os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT | os.WNOHANG) is not None:
             return True
-        if deadline is not None and time.monotonic() >= deadline:
+        left = None if deadline is None else deadline - time.monotonic()
+        if left is not None and left <= 0:
             return False
-        time.sleep(pause)
+        meanwhile(pause if left is None else min(pause, left))
         pause = min(pause * 2, 0.2)
 

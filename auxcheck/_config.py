@@ -7,13 +7,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from auxcheck._paths import is_file, read_regular_file
+from auxcheck._paths import CONFIG_LIMIT, is_file, read_regular_file
 from auxcheck.errors import InvalidArgument
 
 # tomllib is stdlib from 3.11; 3.10 uses the tomli backport (a conditional dependency).
 _TOML = "tomllib" if sys.version_info >= (3, 11) else "tomli"
-_TOML_LIMIT = 16 << 20
-"""Bytes a configuration file may hold: more is no configuration, and reading on costs."""
 
 
 class TomlFileError(Exception):
@@ -33,7 +31,7 @@ def load_toml(path: Path) -> dict[str, Any]:
     """
     tomllib: Any = importlib.import_module(_TOML)  # on first use: it costs a no-work run
     try:
-        raw = read_regular_file(path, limit=_TOML_LIMIT)
+        raw = read_regular_file(path, limit=CONFIG_LIMIT)
     except OSError as exc:
         raise TomlFileError(path, f"cannot read: {exc.strerror or exc}") from None
     try:

@@ -10,16 +10,19 @@ Only regular files are read: a FIFO would wait for a writer forever, a device ne
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from pathlib import Path
 
-__all__ = ["OPEN_FLAGS", "NotARegularFile", "is_dir", "is_file", "kind_of", "open_regular",
-           "read_regular_file"]
+__all__ = ["CONFIG_LIMIT", "OPEN_FLAGS", "NotARegularFile", "is_dir", "is_file", "kind_of",
+           "open_regular", "read_regular_file"]
 
 OPEN_FLAGS = (os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
               | getattr(os, "O_CLOEXEC", 0))
 """A FIFO opened without O_NONBLOCK waits for a writer; a terminal would become ours."""
+CONFIG_LIMIT = 16 << 20
+"""Bytes a configuration file may hold: more is no configuration, and reading on costs."""
 
 _KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
           (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
@@ -35,8 +38,6 @@ class NotARegularFile(OSError):
     """The path names a FIFO, a device, a socket or a folder; ``kind`` says which."""
 
     def __init__(self, path: str, kind: str) -> None:
-        import errno
-
         self.kind = kind
         code = errno.EISDIR if kind == "a folder" else errno.EINVAL
         super().__init__(code, f"it is {kind}, not a regular file", path)
@@ -66,8 +67,6 @@ def read_regular_file(path: str | Path, *, limit: int) -> bytes:
     Raises NotARegularFile, or OSError when it cannot be read or holds more than
     ``limit`` bytes (a file that grows while read included).
     """
-    import errno
-
     fd, status = open_regular(path)
     try:
         if status.st_size > limit:

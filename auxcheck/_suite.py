@@ -305,11 +305,18 @@ def _blocked(code: str, report: Report, context: ItemContext,
     return None
 
 
+def _failing_item(context: ItemContext, owner: str, finding: Finding, *,
+                  first: bool = False) -> str:
+    """Returns how a skip names the item it waits on: ``item NAME fails (CODE what was
+    seen)``, NAME the item of rule ``owner`` in the group."""
+    return (f"item {context.names.get(owner, owner)} fails{' first' if first else ''} "
+            f"({finding.code} {finding.message.partition('; ')[0]})")
+
+
 def _dependency(code: str, needed: str, failing: list[Finding], context: ItemContext) -> str:
     """Returns the skip reason of an item whose prerequisite ``needed`` fails."""
-    seen = failing[0].message.partition("; ")[0]
-    return (f"{code}: not judged, it depends on the output's own contract: item "
-            f"{context.names.get(needed, needed)} fails ({needed} {seen})")
+    return (f"{code}: not judged, it depends on the output's own contract: "
+            f"{_failing_item(context, needed, failing[0])}")
 
 
 def _skip_if_blocked(code: str, report: Report, context: ItemContext,
@@ -358,8 +365,7 @@ def _judging(code: str, context: ItemContext, work: Callable[[], None]) -> None:
     stopped, owner = group.stopped, group.reporter
     if owner == code:
         raise ContractViolation(Report(f"{code} stopped", [stopped])) from None
-    pytest.skip(f"{code}: not judged, item {context.names.get(owner, owner)} fails "
-                f"({stopped.code} {stopped.message.partition('; ')[0]})")
+    pytest.skip(f"{code}: not judged, {_failing_item(context, owner, stopped)}")
 
 
 def _unusable(code: str, group: _Group, context: ItemContext) -> None:
@@ -554,8 +560,7 @@ def _unless_drawable(code: str, report: Report, context: ItemContext, extras: _E
     if owner == code:
         _raise_if([f for f in problems if f.code == code], f"{code} on device output strategy",
                   None)
-    pytest.skip(f"{code}: not judged, item {context.names.get(owner, owner)} fails ({owner} "
-                f"{problems[0].message.partition('; ')[0]})")
+    pytest.skip(f"{code}: not judged, {_failing_item(context, owner, problems[0])}")
 
 
 def _no_value(why: str) -> Finding:
@@ -828,8 +833,8 @@ def run_impl_check(name: str, *, options: AuxcheckOptions,
             other = _foreign(exc, codes)
             if other is None or other.code not in context.names:
                 raise
-            pytest.skip(f"{codes[0]}: not judged, item {context.names[other.code]} fails "
-                        f"first ({other.code} {other.message.partition('; ')[0]})")
+            pytest.skip(f"{codes[0]}: not judged, "
+                        f"{_failing_item(context, other.code, other, first=True)}")
 
     _judging(codes[0] if codes else name, context, run)
 

@@ -402,10 +402,15 @@ def _unused_definitions(session: pytest.Session) -> list[str]:
     return reasons
 
 
+_FIXTURE_TABLES = ("_arg2node2fixturedefs", "_arg2nodeid2fixturedefs", "_arg2fixturedefs")
+"""Where pytest's fixture manager keeps fixture definitions by name, which it lists nowhere
+publicly: pytest 9.1 and later in the first two, older ones in ``_arg2fixturedefs``."""
+
+
 def _definitions(session: pytest.Session, name: str) -> list[FixtureDef[Any]]:
     """Returns every definition of fixture ``name`` pytest registered, wherever it is."""
     manager = session._fixturemanager
-    for attr in ("_arg2node2fixturedefs", "_arg2nodeid2fixturedefs", "_arg2fixturedefs"):
+    for attr in _FIXTURE_TABLES:
         table = getattr(manager, attr, {}).get(name)
         if isinstance(table, dict):
             return [d for defs in table.values() for d in defs]
@@ -415,11 +420,9 @@ def _definitions(session: pytest.Session, name: str) -> list[FixtureDef[Any]]:
 
 
 def _fixture_names(session: pytest.Session) -> Iterable[str]:
-    # pytest's fixture manager has no public listing of names: pytest < 9.1 keeps them in
-    # _arg2fixturedefs, 9.1 and later in _arg2node2fixturedefs / _arg2nodeid2fixturedefs.
     manager = session._fixturemanager
     names: set[str] = set()
-    for attr in ("_arg2fixturedefs", "_arg2node2fixturedefs", "_arg2nodeid2fixturedefs"):
+    for attr in _FIXTURE_TABLES:
         names.update(getattr(manager, attr, {}))
     return names
 

@@ -92,20 +92,15 @@ _MAX_BATCH_SIZE = 4096
 def _batch_size(value: Any, *, what: str = "batch_size=") -> int | None:
     """Returns ``value`` as a plain int from 1 to :data:`_MAX_BATCH_SIZE` (None stays None).
 
-    The one reading of a declared batch size, for the validators and the pytest suite:
-    anything ``operator.index`` accepts (numpy integers, an IntEnum) but a bool, read
-    under the guard (an int subclass's own methods never run). Raises InvalidArgument
-    starting with ``what`` and the value (by type when it is not a plain number), and
-    naming the range.
+    The one reading of a declared batch size, for the validators and the pytest suite
+    (a number as :func:`_plain_int` reads it). Raises InvalidArgument starting with
+    ``what`` and the value (by type when it is not a plain number), and naming the range.
     """
     if value is None:
         return None
-    index = guard(operator.index, value)
-    number = index.value if index.error is None and issubclass(type(index.value), int) else None
-    if number is not None and not issubclass(type(value), bool):
-        plain = int.__index__(number)
-        if 1 <= plain <= _MAX_BATCH_SIZE:
-            return plain
+    number = _plain_int(value)
+    if number is not None and 1 <= number <= _MAX_BATCH_SIZE:
+        return number
     raise InvalidArgument(f"{what}{describe(value)}; expected a whole number from 1 to "
                           f"{_MAX_BATCH_SIZE} (the number of requests the output was built for)")
 
@@ -607,13 +602,20 @@ def _misaligned(req: Any, commit: Any) -> tuple[str | None, str | None]:
 
 
 def _length(value: Any) -> int | None:
-    """Returns ``value`` as a plain int >= 0 (``operator.index``, never a bool), else None."""
+    """Returns ``value`` as a plain int >= 0 (see :func:`_plain_int`), else None."""
+    number = _plain_int(value)
+    return number if number is not None and number >= 0 else None
+
+
+def _plain_int(value: Any) -> int | None:
+    """Returns ``value`` as a plain int, else None: the one reading of a number plugin code
+    gives. Anything ``operator.index`` accepts (numpy integers, an IntEnum) but a bool,
+    read under the guard; an int subclass's own methods never run."""
     index = guard(operator.index, value)
     if index.error is not None or not issubclass(type(index.value), int) or \
             issubclass(type(value), bool):
         return None
-    plain = int.__index__(index.value)
-    return plain if plain >= 0 else None
+    return int.__index__(index.value)
 
 
 # ---------------------------------------------------------------- observers

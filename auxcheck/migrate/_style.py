@@ -41,7 +41,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any, Literal
 
-from auxcheck._paths import is_dir, is_file
+from auxcheck._paths import CONFIG_LIMIT, is_dir, is_file, read_regular_file
 from auxcheck.errors import AuxcheckError
 
 __all__ = [
@@ -305,11 +305,9 @@ def _isort_config_in(directory: Path) -> tuple[Path, dict[str, Any], str] | None
 
 
 def _read_cfg(path: Path, sections: tuple[str, ...]) -> tuple[dict[str, Any], str] | None:
-    from auxcheck._paths import read_regular_file
-
     parser = configparser.ConfigParser(strict=False, interpolation=None)
     try:  # configparser.read() would skip a file it cannot open, without a word
-        data = read_regular_file(path, limit=16 << 20)
+        data = read_regular_file(path, limit=CONFIG_LIMIT)
     except OSError as exc:
         raise StyleConfigError(str(path), "(file)", f"cannot read: {exc.strerror or exc}",
                                "fix the file's permissions, or remove it") from None

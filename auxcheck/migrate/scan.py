@@ -392,7 +392,6 @@ def assigned_role(annotation: str | None) -> StringRole | None:
     return "type" if annotation == "TypeAlias" else None
 
 
-
 class _Frame:
     """The names one function-like scope binds, and those it declares global or nonlocal."""
 
@@ -431,9 +430,9 @@ class _Scanner(ast.NodeVisitor):
         self.guarded = 0
         """How many bodies of a ``try`` catching ImportError enclose the node visited."""
         self.packages: dict[str, str] = {}
+        """Names bound to a package above an old module (``from sglang.srt import sampling``)."""
         self.shadowed_dotted: set[str] = set()
         """Old modules imported by dotted name whose top package is bound to something else."""
-        """Names bound to a package above an old module (``from sglang.srt import sampling``)."""
         self.alias_imports: dict[str, ast.stmt] = {}
         self.exported: set[str] = set()
         """Names listed in ``__all__`` (a star import may be what defines them)."""
