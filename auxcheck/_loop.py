@@ -41,6 +41,7 @@ from auxcheck._calls import (
     shape_text,
     summarize,
 )
+from auxcheck._consume import ConsumeWitness
 from auxcheck._scheduler import FakeBatch, SchedulerModel, describe_events
 from auxcheck._walk import TensorRef, dense_parts, iter_tensors, unique_tensors
 from auxcheck.protocols import CommittedTokens, append_auxiliary_output
@@ -602,10 +603,7 @@ def consume_findings(host: Any, batch: Any, commits: list[CommittedTokens | None
                                      missing="AUX201", arity="AUX201")
     if consume is None:
         return shape
-    reqs, before = batch.reqs, tuple(batch.reqs)
-    states = [_req_state(req) for req in reqs]
-    entries = tuple(commits)
-    values = [None if c is None else (c.output_index, c.token_ids) for c in commits]
+    witness = ConsumeWitness.take(batch, commits)
     announce("AUX202", "`consume` of {}", host)
     outcome = guard(consume, batch, commits)
     announce("AUX203", "comparing what `consume` of {} left in the batch", host)
@@ -614,72 +612,12 @@ def consume_findings(host: Any, batch: Any, commits: list[CommittedTokens | None
         findings.append(Finding.of("AUX202", f"consume raised {kind_name(outcome.error)} "
                                    f"{at}", "expected it to handle the commits SGLang passes",
                                    host, detail=outcome.detail))
-    changed = _commits_changed(commits, entries, values)
-    if changed:
-        findings.append(Finding.of("AUX203", f"consume mutated commits {at}: {changed}",
-                                   "expected commits left as passed", host))
-    if batch.reqs is not reqs or len(reqs) != len(before) or any(
-            a is not b for a, b in zip(reqs, before)):
-        how = "rebound" if batch.reqs is not reqs else "reordered or resized in place"
-        findings.append(Finding.of("AUX203", f"consume {how} batch.reqs {at}",
-                                   "expected batch.reqs left as passed", host))
-    batch.reqs = reqs
-    reqs[:] = before
-    changed_reqs = [req for req, state in zip(reqs, states) if _req_changed(req, state)]
-    if changed_reqs:
-        rid = describe(guard(getattr, changed_reqs[0], "rid", changed_reqs[0]).value)
-        findings.append(Finding.of("AUX203", f"consume changed the committed output of "
-                                   f"{len(changed_reqs)} request(s), request {rid} first, {at}",
-                                   "expected requests' output_ids left as committed", host))
-        for req, state in zip(reqs, states):
-            _restore(req, state)
-    commits[:] = list(entries)
+    findings += witness.findings(host, at)
+    witness.restore()
     if outcome.error is None and outcome.value is not None:
         findings.append(Finding.of("AUX204", f"consume returned {describe(outcome.value)} {at}",
                                    "expected None", host))
     return findings
-
-
-def _req_state(req: Any) -> tuple[Any, ...]:
-    return (list(req.output_ids), req.finished_len, getattr(req, "finished_reason", None),
-            getattr(req, "is_retracted", False))
-
-
-def _req_changed(req: Any, state: tuple[Any, ...]) -> bool:
-    """Returns True when ``req`` no longer shows ``state``; fields consume made unreadable count."""
-    now = guard(_req_state, req)
-    if now.error is not None:
-        return True
-    same = guard(lambda: len(now.value) == len(state) and all(
-        type(a) is type(b) and a == b for a, b in zip(now.value, state)))
-    return same.error is not None or same.value is not True
-
-
-def _restore(req: Any, state: tuple[Any, ...]) -> None:
-    from array import array
-
-    req.output_ids = array("q", state[0])
-    req.finished_len, req.finished_reason, req.is_retracted = state[1:]
-
-
-def _commits_changed(commits: list[CommittedTokens | None], entries: tuple[Any, ...],
-                     values: list[Any]) -> str | None:
-    """Returns how ``commits`` changed since it was passed, or None when unchanged."""
-    if len(commits) != len(entries):
-        return f"length {len(entries)} became {len(commits)}"
-    for i, (now, was) in enumerate(zip(commits, entries)):
-        if now is not was:
-            return f"entry {i} was replaced"
-        if was is not None and not _same_fields(was, values[i]):
-            return f"entry {i} was modified in place"
-    return None
-
-
-def _same_fields(commit: Any, value: tuple[Any, Any]) -> bool:
-    """Returns True when ``commit`` still holds ``value`` (a field set to junk counts as changed)."""
-    fields = (commit.output_index, commit.token_ids)
-    same = guard(lambda: all(type(a) is type(b) and a == b for a, b in zip(fields, value)))
-    return same.value is True
 
 
 def _process(published: list[_Leaf], batch: FakeBatch, commits: list[CommittedTokens | None],
