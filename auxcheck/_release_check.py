@@ -28,7 +28,6 @@ from auxcheck._plugin_scan import (
     CONTRACT_METHODS,
     PLUGIN_GROUP,
     EntryPoint,
-    HookUse,
     ImportUse,
     PluginScan,
 )
@@ -40,6 +39,7 @@ __all__ = [
     "ReleaseResult",
     "ReleaseStage",
     "check_release",
+    "hook_target_problem",
     "render_matrix",
 ]
 
@@ -214,15 +214,20 @@ def _hook_stage(scan: PluginScan, index: ReleaseIndex) -> ReleaseStage:
                                "not checked")
             continue
         stage.checked += 1
-        problem = _hook_problem(hook, index)
+        problem = hook_target_problem(hook.target, hook.hook_type, index)
         if problem is not None:
             stage.fail("AUX701", hook.location, f"hook target {hook.target!r}: {problem}",
                        f"expected a function, class or method that sglang {index.version} has")
     return stage.done()
 
 
-def _hook_problem(hook: HookUse, index: ReleaseIndex) -> str | None:
-    target = hook.target or ""
+def hook_target_problem(target: str, hook_type: str, index: ReleaseIndex) -> str | None:
+    """Returns why ``apply_hooks`` of ``index``'s release cannot hook ``target``, or None.
+
+    ``hook_type`` is the HookType's name (``"?"`` when unknown). The one judgement of a
+    hook target: ``auxcheck check`` uses it on a plugin's hooks (AUX701), the live-server
+    guard on its own before it registers them.
+    """
     owner_path, _, attr = target.rpartition(".")
     if not owner_path or not target.startswith("sglang."):
         return ("not a dotted path into sglang of the form module.attribute "
@@ -235,9 +240,9 @@ def _hook_problem(hook: HookUse, index: ReleaseIndex) -> str | None:
     found = index.attribute(owner, attr)
     if not found.ok:
         return f"sglang {index.version} has no {target}: {found.reason}"
-    if found.certain and found.kind == "class" and hook.hook_type not in ("REPLACE", "?"):
+    if found.certain and found.kind == "class" and hook_type not in ("REPLACE", "?"):
         return (f"{target} is a class and apply_hooks allows only HookType.REPLACE on a class "
-                f"(got {hook.hook_type}); hook one of its methods instead")
+                f"(got {hook_type}); hook one of its methods instead")
     return None
 
 
