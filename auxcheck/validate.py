@@ -15,8 +15,10 @@ from __future__ import annotations
 import functools
 import itertools
 import operator
+from array import array
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MemberDescriptorType
 from typing import TYPE_CHECKING, Any
 
 from auxcheck._calls import (
@@ -468,8 +470,66 @@ def check_commits(batch: Any, commits: Any) -> Report:
     an iteration that raises, a field whose comparison raises, is a finding too.
     """
     subject = f"commits for {type_name(batch)}"
+    if _plainly_aligned(batch, commits):  # the live guard's every step: no finding to look for
+        return Report(subject)
     return _never_raising("AUX601", subject, commits, lambda: _commits_report(subject, batch,
                                                                              commits))
+
+
+def _plainly_aligned(batch: Any, commits: Any) -> bool:
+    """Returns True when plain data shows well-formed commits aligned with ``batch.reqs``.
+
+    A fast path that runs no plugin code: only lists, tuples and plain instance
+    attributes (a ``__dict__`` entry or a slot, never a property) are read. Anything
+    else, or any disagreement, returns False, and the guarded check judges it and words
+    its findings.
+    """
+    try:
+        reqs = _plain_attribute(batch, "reqs")
+        if type(reqs) is not list or type(commits) not in (list, tuple) or len(reqs) != len(
+                commits) or len(reqs) > _MAX_REQUESTS:
+            return False
+        return all(commit is None or _plain_commit_matches(req, commit)
+                   for req, commit in zip(reqs, commits))
+    except Exception:  # noqa: BLE001 - anything unusual goes to the guarded check
+        return False
+
+
+def _plain_commit_matches(req: Any, commit: Any) -> bool:
+    if type(commit).__name__ != "CommittedTokens":
+        return False
+    index, tokens = _plain_attribute(commit, "output_index"), _plain_attribute(commit, "token_ids")
+    if type(index) is not int or index < 0 or type(tokens) is not tuple or not tokens or any(
+            type(t) is not int for t in tokens):
+        return False
+    finished, outputs = _plain_attribute(req, "finished_len"), _plain_attribute(req, "output_ids")
+    if finished is not None and type(finished) is not int or type(outputs) not in (array, list):
+        return False
+    visible = len(outputs) if finished is None else finished
+    return index == visible - len(tokens)
+
+
+def _plain_attribute(obj: Any, name: str) -> Any:
+    """Returns ``obj.name`` when it is a plain instance attribute, else MISSING; runs no user code."""
+    owner: Any = type(obj)
+    kind = _attribute_kind(owner, name)
+    if kind == "slot":
+        return object.__getattribute__(obj, name)
+    if kind == "code":
+        return MISSING
+    state = object.__getattribute__(obj, "__dict__")
+    return state.get(name, MISSING) if type(state) is dict else MISSING
+
+
+@functools.lru_cache(maxsize=256)
+def _attribute_kind(kind: Any, name: str) -> str:
+    """Returns how instances of ``kind`` hold ``name``: ``slot``, ``dict``, or ``code`` (a property)."""
+    found = next((k.__dict__[name] for k in kind.__mro__ if name in k.__dict__), MISSING)
+    if type(found) is MemberDescriptorType:
+        return "slot"
+    if found is not MISSING and any("__set__" in k.__dict__ for k in type(found).__mro__):
+        return "code"  # a property or another data descriptor: reading it runs code
+    return "dict"
 
 
 def _commits_report(subject: str, batch: Any, commits: Any) -> Report:

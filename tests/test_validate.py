@@ -10,8 +10,11 @@ from typing import Any
 
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from auxcheck import report as report_module
+from auxcheck import validate as validate_module
 from auxcheck._scheduler import FakeBatch, FakeReq, build_commits, snapshot_output_starts
 from auxcheck.errors import ContractViolation, InvalidArgument
 from auxcheck.protocols import CommittedTokens, CompositeDeviceAuxiliaryOutput
@@ -814,6 +817,58 @@ def test_commits_must_align_with_the_batch(commits: Any, expected: list[str]) ->
     """check_commits accepts scheduler-built commits and reports AUX601 for anything else."""
     batch, built = _stepped_batch()
     assert codes(check_commits(batch, built if commits is None else commits)) == expected
+
+
+_COMMIT_SHAPES = st.lists(st.tuples(
+    st.integers(0, 6),                                   # output length
+    st.one_of(st.none(), st.integers(0, 6)),             # finished_len
+    st.sampled_from(["none", "aligned", "early", "late", "empty", "negative"])),
+    max_size=6)
+
+
+@given(shapes=_COMMIT_SHAPES, drop=st.booleans(), as_tuple=st.booleans())
+@settings(max_examples=300, deadline=None, database=None)
+def test_the_fast_path_passes_exactly_what_the_guarded_check_passes(
+        shapes: list[tuple[int, int | None, str]], drop: bool, as_tuple: bool) -> None:
+    """Plain requests and commits are judged without the guards; the verdict never differs."""
+    reqs, commits = [], []
+    for i, (length, finished, kind) in enumerate(shapes):
+        req = FakeReq(f"r{i}", output_ids=list(range(length)), finished_len=finished)
+        visible = length if finished is None else finished
+        start = {"aligned": visible - 1, "early": visible - 2, "late": visible,
+                 "negative": -1}.get(kind, visible)
+        tokens = () if kind == "empty" else (7,)
+        reqs.append(req)
+        commits.append(None if kind == "none" else CommittedTokens(start, tokens))
+    if drop and commits:
+        commits.pop()
+    batch = FakeBatch(reqs)
+    entries = tuple(commits) if as_tuple else commits
+    guarded = validate_module._never_raising("AUX601", "commits", entries, lambda: (
+        validate_module._commits_report("commits", batch, entries)))
+    assert validate_module._plainly_aligned(batch, entries) == guarded.ok
+    assert check_commits(batch, entries).ok == guarded.ok
+
+
+class _PropertyReq(FakeReq):
+    @property  # type: ignore[override]
+    def finished_len(self) -> int | None:
+        return 0
+
+    @finished_len.setter
+    def finished_len(self, value: Any) -> None:
+        pass
+
+
+def test_a_request_whose_fields_are_properties_takes_the_guarded_path() -> None:
+    """The fast path reads no property: such a request is judged, and worded, by the guarded check."""
+    batch = FakeBatch([_PropertyReq("p", output_ids=[1, 2])])
+    commits = [CommittedTokens(1, (2,))]
+    assert not validate_module._plainly_aligned(batch, commits)
+    report = check_commits(batch, commits)
+    assert codes(report) == ["AUX601"]
+    assert report.findings[0].message.startswith(
+        "commits[0] has output_index 1, but request 'p' shows 0 visible tokens")
 
 
 def test_commits_for_a_batch_without_reqs_are_aux601() -> None:
