@@ -15,6 +15,7 @@ if _typing.TYPE_CHECKING:
         AuxcheckError,
         ContractViolation,
         CudaGraphAliasError,
+        GuardError,
         InvalidArgument,
         MovesTableError,
         SchedulerError,
@@ -44,7 +45,7 @@ if _typing.TYPE_CHECKING:
 
 _HOMES: dict[str, tuple[str, ...]] = {
     "auxcheck.errors": ("AuxcheckError", "ContractViolation", "CudaGraphAliasError",
-                        "InvalidArgument", "MovesTableError", "SchedulerError"),
+                        "GuardError", "InvalidArgument", "MovesTableError", "SchedulerError"),
     "auxcheck.protocols": ("CommittedTokens", "CompositeDeviceAuxiliaryOutput",
                            "CompositeHostAuxiliaryOutput", "DeviceAuxiliaryOutput",
                            "ForwardObserver", "HostAuxiliaryOutput", "PipelineParallelAuxiliaryOutput",
@@ -69,6 +70,7 @@ __all__ = [
     "DeviceAuxiliaryOutput",
     "Finding",
     "ForwardObserver",
+    "GuardError",
     "HostAuxiliaryOutput",
     "InvalidArgument",
     "MovesTableError",

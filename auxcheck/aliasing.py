@@ -305,6 +305,19 @@ class StaticBufferRegistry:
                 found.append(_finding(path, tensor, overlap))
         return found
 
+    def finding(self, tensor: Tensor, *, path: str = "", exact: bool = False) -> Finding | None:
+        """Returns one finding naming every registration ``tensor`` overlaps, or None.
+
+        The code is the first overlap's (AUX110 or AUX111); the live guard reports one
+        finding per tensor this way, however many buffers it spans.
+        """
+        overlaps = self.find_overlaps(tensor, exact=exact)
+        if not overlaps:
+            return None
+        where = f"device tensor {path} " if path else ""
+        seen = f"{where}{_tensor_text(tensor)} shares {_overlaps_text(overlaps)}"
+        return Finding.of(overlaps[0].code, seen, _EXPECTED[overlaps[0].code], tensor)
+
     def _confirm(self, tensor: Tensor, span: ByteRange, hits: list[Registration], *,
                  exact: bool) -> list[Overlap]:
         runs: list[Runs | None] = []
@@ -621,9 +634,12 @@ def _finding(path: str, tensor: Any, overlap: Overlap) -> Finding:
     return Finding.of(overlap.code, seen, _EXPECTED[overlap.code], tensor)
 
 
-def _error_message(tensor: Any, overlaps: list[Overlap]) -> str:
+def _overlaps_text(overlaps: list[Overlap]) -> str:
     shown = ", ".join(o.describe() for o in overlaps[:3])
-    more = f" and {len(overlaps) - 3} more" if len(overlaps) > 3 else ""
+    return shown + (f" and {len(overlaps) - 3} more" if len(overlaps) > 3 else "")
+
+
+def _error_message(tensor: Any, overlaps: list[Overlap]) -> str:
     code = overlaps[0].code
-    return (f"{code} {_tensor_text(tensor)} shares {shown}{more}; {_EXPECTED[code]}; "
-            f"fix: {get_rule(code).hint}")
+    return (f"{code} {_tensor_text(tensor)} shares {_overlaps_text(overlaps)}; "
+            f"{_EXPECTED[code]}; fix: {get_rule(code).hint}")

@@ -11,6 +11,7 @@ __all__ = [
     "AuxcheckError",
     "ContractViolation",
     "CudaGraphAliasError",
+    "GuardError",
     "InvalidArgument",
     "MovesTableError",
     "SchedulerError",
@@ -48,6 +49,21 @@ class CudaGraphAliasError(AuxcheckError, AssertionError):
         self.tensor = tensor
         self.overlaps = overlaps
         super().__init__(message)
+
+
+class GuardError(AuxcheckError, AssertionError):
+    """The live-server guard (``AUXCHECK_GUARD=raise``) saw findings in one call it checked.
+
+    ``findings`` keeps every finding of that call, each with its rule code, and
+    ``output_classes`` the output class each one was charged to.
+    """
+
+    def __init__(self, findings: Any, output_classes: Any) -> None:
+        self.findings = tuple(findings)
+        self.output_classes = tuple(output_classes)
+        lines = [f"{owner}: {finding.to_text()}"
+                 for finding, owner in zip(self.findings, self.output_classes)]
+        super().__init__("auxcheck guard (AUXCHECK_GUARD=raise): " + "\n".join(lines))
 
 
 class MovesTableError(AuxcheckError, ValueError):

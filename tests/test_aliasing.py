@@ -616,11 +616,12 @@ def test_importing_the_module_does_not_import_torch() -> None:
     assert result.stdout.strip() == "False", result.stderr
 
 
-def test_gpu_check_script_skips_cleanly_without_cuda(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize("name", ["gpu_check", "gpu_guard"])
+def test_each_gpu_script_skips_cleanly_without_cuda(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], name: str
 ) -> None:
-    """benchmarks/gpu_check.py says it skipped and exits 0 when no CUDA device is visible."""
-    script = runpy.run_path(str(ROOT / "benchmarks" / "gpu_check.py"), run_name="gpu_check")
+    """benchmarks/gpu_*.py say they skipped and exit 0 when no CUDA device is visible."""
+    script = runpy.run_path(str(ROOT / "benchmarks" / f"{name}.py"), run_name=name)
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)  # a no-op on CPU machines
     assert script["main"]() == 0
     assert capsys.readouterr().out == "no CUDA device: skipped\n"
@@ -642,3 +643,19 @@ def test_real_cuda_graph_output_view_is_reported_and_its_clone_is_not() -> None:
     view, owned = static_out[:8], static_out[:8].clone()
     assert {f.code for f in static_buffer_findings([view], registry)} == {"AUX110", "AUX111"}
     assert static_buffer_findings([owned], registry) == []
+
+
+def test_one_finding_names_every_buffer_a_tensor_spans() -> None:
+    """registry.finding gives the live guard one finding per tensor, however many buffers it spans."""
+    storage = torch.zeros(32)
+    registry = StaticBufferRegistry()
+    registry.register_range(("cpu", -1), storage.data_ptr(), storage.data_ptr() + 16, name="a")
+    registry.register_range(("cpu", -1), storage.data_ptr() + 16, storage.data_ptr() + 64,
+                            name="b")
+    finding = registry.finding(storage[:8], path=".values")
+    assert finding is not None and finding.code == "AUX110"
+    assert finding.message.startswith(
+        "device tensor .values tensor[8, float32] shares bytes [0, 16) of static buffer 'a' "
+        "(16 bytes on cpu), bytes [0, 16) of static buffer 'b' (48 bytes on cpu); ")
+    assert finding.obj is not None
+    assert registry.finding(torch.zeros(8)) is None

@@ -7,10 +7,7 @@ pulls in SGLang's whole runtime, so they are cut out of the release's source wit
 """
 
 from __future__ import annotations
-import __future__
 
-import ast
-import builtins
 import copy
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -23,6 +20,13 @@ import torch
 from conftest import real_tree
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from sglang_process import (
+    COMMIT_METHODS,
+    CONTRACT_MODULE,
+    PROCESSOR_CLASS,
+    PROCESSOR_FILE,
+    cut_class,
+)
 
 from auxcheck import protocols
 from auxcheck._scheduler import FakeBatch, SchedulerModel, build_commits, snapshot_output_starts
@@ -32,11 +36,6 @@ from auxcheck.strategies import CommitStream, commit_streams
 from auxcheck.validate import check_device_output
 
 PP_MODULE = "sglang.srt.sampling.sampling_observer_pp"
-CONTRACT_MODULE = "sglang.srt.managers.auxiliary_output"
-PROCESSOR_FILE = "sglang/srt/managers/scheduler_components/batch_result_processor.py"
-PROCESSOR_CLASS = "SchedulerBatchResultProcessor"
-COMMIT_METHODS = ("_visible_output_len", "snapshot_auxiliary_output_starts",
-                  "_build_auxiliary_commits", "consume_auxiliary_output")
 RELEASES = [pytest.param(v, id=f"sglang-{v}") for v in ("0.5.20", "0.5.23")]
 PREFIX = protocols.PP_OUTPUT_PREFIX
 ORACLE = settings(max_examples=40, deadline=None, database=None)
@@ -49,53 +48,6 @@ def real_modules(version: str) -> Mapping[str, ModuleType]:
     if version not in _MODULES:
         _MODULES[version] = import_modules(real_tree(version), [CONTRACT_MODULE, PP_MODULE])
     return _MODULES[version]
-
-
-# ---------------------------------------------------------------- cutting methods out
-
-
-def cut_class(path: Path, class_name: str, methods: Sequence[str],
-              namespace: Mapping[str, Any]) -> type:
-    """Returns class ``class_name`` of file ``path`` holding only ``methods``, compiled alone.
-
-    The methods keep their source lines (tracebacks point into the release's file) and
-    their annotations stay unevaluated. Raises LookupError when a method is missing or
-    uses a global name ``namespace`` does not give.
-    """
-    tree = ast.parse(path.read_text(), filename=str(path))
-    found = next(node for node in ast.walk(tree)
-                 if isinstance(node, ast.ClassDef) and node.name == class_name)
-    defs = {node.name: node for node in found.body if isinstance(node, ast.FunctionDef)}
-    missing = [name for name in methods if name not in defs]
-    if missing:
-        raise LookupError(f"{path} {class_name} defines no {', '.join(missing)}")
-    cut = copy.copy(found)  # keeps the fields of this Python's ClassDef, bases dropped
-    cut.bases, cut.keywords, cut.decorator_list = [], [], []
-    cut.body = [defs[name] for name in methods]
-    unknown = _free_names(cut) - set(namespace) - set(vars(builtins)) - set(methods)
-    if unknown:
-        raise LookupError(f"{class_name} methods use {', '.join(sorted(unknown))}: give "
-                          "stand-ins for them")
-    module = ast.fix_missing_locations(ast.Module(body=[cut], type_ignores=[]))
-    scope = dict(namespace)
-    code = compile(module, str(path), "exec", flags=__future__.annotations.compiler_flag,
-                   dont_inherit=True)
-    exec(code, scope)  # noqa: S102 - the release's own source, read from its wheel
-    result: type = scope[class_name]
-    return result
-
-
-def _free_names(node: ast.AST) -> set[str]:
-    """Returns the names ``node`` reads but never binds (its globals), annotations left out."""
-    hidden: set[int] = set()
-    for sub in ast.walk(node):
-        for annotation in (getattr(sub, "annotation", None), getattr(sub, "returns", None)):
-            if annotation is not None:
-                hidden.update(id(n) for n in ast.walk(annotation))
-    names = [n for n in ast.walk(node) if isinstance(n, ast.Name) and id(n) not in hidden]
-    binds = {n.id for n in names if isinstance(n.ctx, ast.Store)}
-    binds |= {a.arg for a in ast.walk(node) if isinstance(a, ast.arg)}
-    return {n.id for n in names if isinstance(n.ctx, ast.Load)} - binds
 
 
 def real_processor(version: str) -> Any:
