@@ -47,7 +47,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar, cast
 
 from auxcheck._calls import type_name
 from auxcheck.aliasing import SegmentSource, StaticBufferRegistry
@@ -297,9 +297,23 @@ def _witness(batch: Any, commits: Any) -> Any:
     return ConsumeWitness.take(batch, commits, full=False)
 
 
-def _is_composite(output: Any, name: str) -> bool:
-    return (type(output).__name__ == name and dataclasses.is_dataclass(output)
-            and type(getattr(output, "outputs", None)) is tuple)
+_Probe = TypeVar("_Probe")
+
+
+def _probed(output: Any, composite: str,
+            probe: Callable[[Any], _Probe]) -> tuple[Any, list[_Probe]]:
+    """Returns what to pass SGLang instead of ``output``, and the probes inside it.
+
+    A leaf becomes its probe; SGLang's composite (a frozen dataclass named ``composite``)
+    becomes a copy of itself holding one probe per child, so its own code iterates them.
+    """
+    children = getattr(output, "outputs", None)
+    if (type(output).__name__ == composite and dataclasses.is_dataclass(output)
+            and type(children) is tuple):
+        probes = [probe(child) for child in children]
+        return dataclasses.replace(cast(Any, output), outputs=tuple(probes)), probes
+    leaf = probe(output)
+    return leaf, [leaf]
 
 
 @dataclass(slots=True)
@@ -456,11 +470,8 @@ class Guard:
         return value
 
     def _copy_probes(self, output: Any) -> tuple[Any, list[_CopyProbe]]:
-        if _is_composite(output, "CompositeDeviceAuxiliaryOutput"):
-            probes = [_CopyProbe(self, child, type_name(child)) for child in output.outputs]
-            return dataclasses.replace(output, outputs=tuple(probes)), probes
-        probe = _CopyProbe(self, output, type_name(output))
-        return probe, [probe]
+        return _probed(output, "CompositeDeviceAuxiliaryOutput",
+                       lambda leaf: _CopyProbe(self, leaf, type_name(leaf)))
 
     def checking_copy(self, copy_tensor: Callable[[Any], Any],
                       probe: _CopyProbe) -> Callable[[Any], Any]:
@@ -544,11 +555,8 @@ class Guard:
         return value
 
     def _consume_probes(self, output: Any) -> tuple[Any, list[_ConsumeProbe]]:
-        if _is_composite(output, "CompositeHostAuxiliaryOutput"):
-            probes = [_ConsumeProbe(self, child, type_name(child)) for child in output.outputs]
-            return dataclasses.replace(output, outputs=tuple(probes)), probes
-        probe = _ConsumeProbe(self, output, type_name(output))
-        return probe, [probe]
+        return _probed(output, "CompositeHostAuxiliaryOutput",
+                       lambda leaf: _ConsumeProbe(self, leaf, type_name(leaf)))
 
     def _value_findings(self, host: Any) -> list[tuple[Finding, str]]:
         with self._tables:

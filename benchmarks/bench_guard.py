@@ -29,6 +29,7 @@ from collections.abc import Callable
 from typing import Any
 
 import torch
+from _sglang_step import Logits, Result, copy_step
 
 from auxcheck._guard import Guard, GuardSettings
 from auxcheck.protocols import CommittedTokens
@@ -56,29 +57,11 @@ class Output:
         return Host([copy_tensor(t) for t in self.tensors])
 
 
-class Logits:
-    auxiliary_device_output: Any = None
-
-
-class Result:
-    def __init__(self, output: Any) -> None:
-        self.logits_output = Logits()
-        self.logits_output.auxiliary_device_output = output
-        self.auxiliary_host_output: Any = None
-
-
 def _async_d2h(tensor: Any) -> Any:
     return tensor  # SGLang's own: a CPU tensor is returned as it is
 
 
-def copy_auxiliary_output_to_cpu(self: Result) -> None:
-    """SGLang 0.5.23's ``GenerationBatchResult.copy_auxiliary_output_to_cpu``, restated."""
-    if self.logits_output is None or self.auxiliary_host_output is not None:
-        return
-    device_output = self.logits_output.auxiliary_device_output
-    if device_output is not None:
-        self.auxiliary_host_output = device_output.copy_to_host(_async_d2h)
-        self.logits_output.auxiliary_device_output = None
+copy_auxiliary_output_to_cpu = copy_step(_async_d2h)
 
 
 class Req:

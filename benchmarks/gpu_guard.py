@@ -58,17 +58,6 @@ class Output:
         return Host(copy_tensor(self.values))
 
 
-class Logits:
-    auxiliary_device_output: Any = None
-
-
-class Result:
-    def __init__(self, output: Any) -> None:
-        self.logits_output = Logits()
-        self.logits_output.auxiliary_device_output = output
-        self.auxiliary_host_output: Any = None
-
-
 class Req:
     def __init__(self, rid: int) -> None:
         self.rid, self.output_ids, self.finished_len = rid, array("q", [1]), None
@@ -90,16 +79,6 @@ def _async_d2h(tensor: Any) -> Any:
     return host
 
 
-def copy_auxiliary_output_to_cpu(self: Result) -> None:
-    """SGLang 0.5.23's ``GenerationBatchResult.copy_auxiliary_output_to_cpu``, restated."""
-    if self.logits_output is None or self.auxiliary_host_output is not None:
-        return
-    device_output = self.logits_output.auxiliary_device_output
-    if device_output is not None:
-        self.auxiliary_host_output = device_output.copy_to_host(_async_d2h)
-        self.logits_output.auxiliary_device_output = None
-
-
 def consume_auxiliary_output(cls: Any, batch: Any, output: Any, starts: Any) -> None:
     """SGLang 0.5.23's ``consume_auxiliary_output`` with the commits of a step left empty."""
     output.consume(batch, [None] * len(batch.reqs))
@@ -112,8 +91,11 @@ def main() -> int:
     if not torch.cuda.is_available():
         print("no CUDA device: skipped")
         return 0
+    from _sglang_step import Result, copy_step
+
     from auxcheck._guard import Guard, GuardSettings
 
+    copy_auxiliary_output_to_cpu = copy_step(_async_d2h)
     guard = Guard(GuardSettings("warn"))
     guard.checks = dict.fromkeys(("capture", "copy", "commits", "consume"))
     x = torch.randn(ROWS, 256, device="cuda")
