@@ -256,13 +256,19 @@ class _Copied:
 
 
 @dataclass(slots=True, eq=False)
-class _CopyProbe:
-    """Stands in for one leaf output during ``copy_to_host``: gives it a checking copy function."""
+class _LeafProbe:
+    """Stands in for one leaf output during one SGLang call; ``owner`` is its class's name."""
 
     guard: Guard
     leaf: Any
     owner: str
     found: list[tuple[Finding, str]] = field(default_factory=list)
+
+
+@dataclass(slots=True, eq=False)
+class _CopyProbe(_LeafProbe):
+    """Stands in for one leaf output during ``copy_to_host``: gives it a checking copy function."""
+
     copies: list[_Copied] = field(default_factory=list)
     calls: int = 0
 
@@ -273,13 +279,8 @@ class _CopyProbe:
 
 
 @dataclass(slots=True, eq=False)
-class _ConsumeProbe:
+class _ConsumeProbe(_LeafProbe):
     """Stands in for one host output during ``consume``: fingerprints what it was given."""
-
-    guard: Guard
-    leaf: Any
-    owner: str
-    found: list[tuple[Finding, str]] = field(default_factory=list)
 
     def consume(self, batch: Any, commits: Any) -> Any:
         """Calls the leaf's ``consume`` and reports what it changed of batch and commits."""
@@ -297,11 +298,11 @@ def _witness(batch: Any, commits: Any) -> Any:
     return ConsumeWitness.take(batch, commits, full=False)
 
 
-_Probe = TypeVar("_Probe")
+_P = TypeVar("_P", bound=_LeafProbe)
 
 
 def _probed(output: Any, composite: str,
-            probe: Callable[[Any], _Probe]) -> tuple[Any, list[_Probe]]:
+            probe: Callable[[Any], _P]) -> tuple[Any, list[_P]]:
     """Returns what to pass SGLang instead of ``output``, and the probes inside it.
 
     A leaf becomes its probe; SGLang's composite (a frozen dataclass named ``composite``)
