@@ -291,6 +291,17 @@ def sglang_process(root: Path, *, edit_commits: Callable[[ast.ClassDef], None] |
     release's own, cut out of their files. Every ``sglang`` entry of ``sys.modules`` is
     put back afterwards.
     """
+    with sglang_namespace(root):
+        yield _build(root, edit_commits)
+
+
+@contextmanager
+def sglang_namespace(root: Path) -> Iterator[None]:
+    """Makes ``import sglang...`` read ``root/sglang`` without running ``sglang/__init__.py``.
+
+    Every ``sglang`` entry of ``sys.modules``, whatever imported it meanwhile, is put
+    back as it was afterwards.
+    """
     saved = {name: mod for name, mod in sys.modules.items()
              if name == "sglang" or name.startswith("sglang.")}
     for name in saved:
@@ -298,7 +309,7 @@ def sglang_process(root: Path, *, edit_commits: Callable[[ast.ClassDef], None] |
     sys.modules["sglang"] = _module("sglang", package=True)
     sys.modules["sglang"].__path__ = [str(root / "sglang")]
     try:
-        yield _build(root, edit_commits)
+        yield
     finally:
         for name in [n for n in sys.modules if n == "sglang" or n.startswith("sglang.")]:
             del sys.modules[name]

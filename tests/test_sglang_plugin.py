@@ -16,7 +16,6 @@ import logging
 import subprocess
 import sys
 import textwrap
-import types
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,7 +23,7 @@ from typing import Any
 import pytest
 import torch
 from conftest import real_tree, write_release
-from sglang_process import ForwardBatch, SGLangProcess, sglang_process
+from sglang_process import ForwardBatch, SGLangProcess, sglang_namespace, sglang_process
 
 from auxcheck import _guard
 from auxcheck._scheduler import FakeBatch, SchedulerModel
@@ -157,6 +156,15 @@ class Server:
         processor.consume_auxiliary_output(self.batch, host, starts)
 
 
+@pytest.fixture(autouse=True)
+def _no_sglang_module_leaks() -> Iterator[None]:
+    """Every test leaves sys.modules' sglang entries as it found them (later tests import them)."""
+    before = {n: m for n, m in sys.modules.items() if n.partition(".")[0] == "sglang"}
+    yield
+    after = {n: m for n, m in sys.modules.items() if n.partition(".")[0] == "sglang"}
+    assert after == before
+
+
 @pytest.fixture
 def process(monkeypatch: pytest.MonkeyPatch) -> Iterator[SGLangProcess]:
     """An SGLang 0.5.23 process on CPU, no guard variable set, no other plugin selected."""
@@ -268,14 +276,11 @@ def test_a_bad_setting_is_logged_and_nothing_is_hooked(
 
 
 def test_without_sglangs_hook_registry_the_guard_says_which_sglang_it_needs(
-        monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
-        caplog: pytest.LogCaptureFixture) -> None:
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     """An SGLang from before plugins (no sglang.srt.plugins): one clear line, no guard."""
     tree = write_release(tmp_path, {"sglang/srt/utils.py": "", "sglang/version.py": ""})
-    package = types.ModuleType("sglang")
-    package.__path__ = [str(tree / "sglang")]
-    monkeypatch.setitem(sys.modules, "sglang", package)
-    assert _guard.install({"AUXCHECK_GUARD": "warn"}) is None
+    with sglang_namespace(tree):
+        assert _guard.install({"AUXCHECK_GUARD": "warn"}) is None
     assert guard_lines(caplog) == [
         ("auxcheck guard is off: this SGLang has no plugin hook registry "
         "(sglang.srt.plugins.hook_registry: No module named 'sglang.srt.plugins'); "
@@ -285,10 +290,7 @@ def test_without_sglangs_hook_registry_the_guard_says_which_sglang_it_needs(
 @pytest.mark.parametrize("version", ["0.5.19", "0.5.20", "0.5.23"])
 def test_every_target_of_the_guard_resolves_in_each_release_read(version: str) -> None:
     """The guard's start-up verification, run on each real release: nothing missing."""
-    package = types.ModuleType("sglang")
-    package.__path__ = [str(real_tree(version) / "sglang")]
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setitem(sys.modules, "sglang", package)
+    with sglang_namespace(real_tree(version)):
         assert _guard._target_problems(_guard.GuardSettings("warn", values=True)) == {}
 
 
