@@ -341,7 +341,10 @@ class _InFlight:
 
 
 class Guard:
-    """The guard of one process: its registry of graph memory, its hooks and its reporter."""
+    """The guard of one process: its registry of graph memory, its hooks and its reporter.
+
+    ``segments`` replaces ``torch.cuda.memory_snapshot`` when the graph pool is registered.
+    """
 
     def __init__(self, settings: GuardSettings, *,
                  segments: SegmentSource | None = None) -> None:
@@ -647,13 +650,11 @@ def active() -> Guard | None:
     return _ACTIVE
 
 
-def install(environ: Mapping[str, str] | None = None, *,
-            segments: SegmentSource | None = None) -> Guard | None:
+def install(environ: Mapping[str, str] | None = None) -> Guard | None:
     """Reads the settings, verifies the hook targets and registers the hooks; returns the guard.
 
     Returns None, after logging why, when the guard is off or cannot run here (a bad
-    setting, no SGLang, no HookRegistry). ``segments`` replaces
-    ``torch.cuda.memory_snapshot`` (for tests on CPU). Never raises.
+    setting, no SGLang, no HookRegistry). Never raises.
     """
     global _ACTIVE
     try:
@@ -671,7 +672,7 @@ def install(environ: Mapping[str, str] | None = None, *,
                      "sglang.srt.plugins (0.5.19 or later)",
                      exc)
         return None
-    guard = Guard(settings, segments=segments)
+    guard = Guard(settings)
     problems = _target_problems(settings)
     for point in HOOKS:
         if point.values_only and not settings.values:
