@@ -87,8 +87,9 @@ class ConsumeWitness:
         self.batch.reqs = self.reqs
         self.reqs[:] = self.before
         if self.full:
+            changed = {id(req) for req in _changed_reqs(self.before, self.states, full=True)}
             for req, state in zip(self.before, self.states):
-                if _req_changed(req, state, full=True):
+                if id(req) in changed:
                     _restore(req, state)
         self.commits[:] = list(self.entries)
 

@@ -271,6 +271,7 @@ class _CopyProbe(_LeafProbe):
 
     copies: list[_Copied] = field(default_factory=list)
     calls: int = 0
+    checked: dict[int, Any] = field(default_factory=dict)  # kept alive, so no id is reused
 
     def copy_to_host(self, copy_tensor: Callable[[Any], Any]) -> Any:
         """Calls the leaf's ``copy_to_host`` with a copy function that checks every tensor."""
@@ -353,7 +354,6 @@ class Guard:
         self.reporter = _Reporter(settings)
         self.segments = segments
         self.checks: dict[str, str | None] = {}
-        self.hooked: list[str] = []
         self.broken: set[str] = set()
         self._published: OrderedDict[int, _Publication] = OrderedDict()
         self._in_flight: OrderedDict[int, _InFlight] = OrderedDict()
@@ -505,10 +505,11 @@ class Guard:
 
     def _check_tensor(self, tensor: Any, path: str, probe: _CopyProbe) -> None:
         torch = sys.modules.get("torch")
-        if torch is None or not isinstance(tensor, torch.Tensor):
-            return
+        if torch is None or not isinstance(tensor, torch.Tensor) or id(tensor) in probe.checked:
+            return  # a tensor the output holds and copies is looked up once
+        probe.checked[id(tensor)] = tensor
         finding = self.registry.finding(tensor, path=path)
-        if finding is not None and not any(f.obj is tensor for f, _ in probe.found):
+        if finding is not None:
             probe.found.append((finding, probe.owner))
 
     def _in_flight_after(self, output: Any, result: Any, probes: list[_CopyProbe]) -> None:
@@ -682,7 +683,6 @@ def install(environ: Mapping[str, str] | None = None) -> Guard | None:
             guard.checks.setdefault(point.check, problem)
             continue
         guard.checks[point.check] = None  # one hooked target is enough (either graph runner)
-        guard.hooked.append(point.target)
         HookRegistry.register(point.target, getattr(guard, point.handler),
                               HookType[point.hook_type])
     _settle_values(guard, settings)
@@ -740,8 +740,7 @@ def _sglang_root() -> Path | None:
 def _log_start(guard: Guard, problems: Mapping[str, str]) -> None:
     on = [_CHECKS[c] for c, why in guard.checks.items() if why is None]
     off = [f"{_CHECKS[c]}: {why}" for c, why in guard.checks.items() if why is not None]
-    missing = [why for target, why in problems.items()
-               if why not in guard.checks.values() and target not in guard.hooked]
+    missing = [why for why in problems.values() if why not in guard.checks.values()]
     logger.warning("auxcheck guard on (%s) in pid %d: checks on: %s%s%s", guard.settings.mode,
                    os.getpid(), "; ".join(on) or "none",
                    "".join(f"; OFF {text}" for text in off),

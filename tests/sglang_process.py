@@ -216,7 +216,7 @@ class SGLangProcess:
     root: Path
     modules: dict[str, types.ModuleType] = field(default_factory=dict)
     copier: DeferredCopy = field(default_factory=DeferredCopy)
-    pool: Pool = field(default_factory=lambda: Pool())
+    pool: Pool = field(default_factory=Pool)
     shared_logits: dict[int, torch.Tensor] = field(
         default_factory=lambda: {0: torch.zeros(8, 16)})
 
