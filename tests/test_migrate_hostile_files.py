@@ -7,22 +7,25 @@ nothing is skipped without a word.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import re
 import signal
 import stat
 import subprocess
 import sys
-import time
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from helpers.processes import alive, children, ctrl_c_as_at_a_terminal, finish, wait_until
 
 import auxcheck.migrate._runner as runner
 from auxcheck._config import project_ignore
 from auxcheck.cli.migrate import main
 from auxcheck.errors import InvalidArgument
+from auxcheck.migrate import _files
 from auxcheck.migrate._files import NotRegularFile, Prefilter, iter_python_files
 from auxcheck.migrate._moves import builtin_moves
 from auxcheck.migrate.scan import scan_paths
@@ -176,95 +179,237 @@ def _slow_tree(folder: Path, count: int) -> str:
     return text
 
 
-def _children(pid: int) -> list[int]:
-    found = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
-    return [int(child) for child in found]
+LONG = "m" * 200
+"""A long file name: 'Rewriting ./mmm...' lines fill a small pipe after a few files."""
 
 
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state not in ("Z", "X")
+def _long_named_tree(folder: Path, count: int) -> list[str]:
+    """Writes ``count`` small files that need a rewrite, under long names; returns the names."""
+    names = [f"{LONG}{i:03}.py" for i in range(count)]
+    for name in names:
+        (folder / name).write_text(FIXABLE)
+    return names
 
 
-def _start_and_wait_for_a_rewrite(folder: Path, jobs: str = "2") -> subprocess.Popen[str]:
-    process = subprocess.Popen([sys.executable, "-m", "auxcheck", "migrate", "-j", jobs, "."],
-                               cwd=folder, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               text=True)
+def _start(folder: Path, *args: str, group: bool = False) -> subprocess.Popen[str]:
+    """Starts `auxcheck migrate ARGS` in ``folder``, Ctrl-C at its default as at a terminal
+    (``group``: leading a process group of its own, as a terminal's job does)."""
+    with ctrl_c_as_at_a_terminal():
+        return subprocess.Popen([sys.executable, "-m", "auxcheck", "migrate", *args],
+                                cwd=folder, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                text=True, start_new_session=group)
+
+
+def _first_line(process: subprocess.Popen[str]) -> str:
+    """Reads one line of the process's stderr, leaving the rest in the pipe."""
     assert process.stderr is not None
-    first = process.stderr.readline()  # the first file is done: workers are busy on others
+    line = b""
+    while not line.endswith(b"\n"):
+        byte = os.read(process.stderr.fileno(), 1)
+        if not byte:
+            break
+        line += byte
+    return line.decode()
+
+
+def _run_blocked_on_its_output(folder: Path, jobs: str, *, group: bool = False
+                               ) -> tuple[subprocess.Popen[str], str]:
+    """Starts a run that cannot end before the test reads its stderr: the pipe holds one page
+    (4 KB) and the run writes far more. Returns it and its first line, once a file is done."""
+    process = _start(folder, "-j", jobs, ".", group=group)
+    assert process.stderr is not None
+    fcntl.fcntl(process.stderr.fileno(), fcntl.F_SETPIPE_SZ, 4096)
+    first = _first_line(process)
     assert first.startswith("Rewriting "), first
-    return process
+    return process, first
+
+
+def _names(folder: Path) -> list[str]:
+    return sorted(path.name for path in folder.iterdir())
 
 
 @pytest.mark.skipif(not LINUX, reason="reads worker pids from /proc")
 def test_workers_die_with_a_killed_parent_and_leave_files_old_or_new(tmp_path: Path) -> None:
-    """kill -9 of the parent: no worker survives, every file is fully old or fully new."""
+    """kill -9 of the parent: no worker survives, every file is fully old or fully new, and
+    no temporary file is left (a worker ends only once the file it writes is in place)."""
     old = _slow_tree(tmp_path, 80)
-    process = _start_and_wait_for_a_rewrite(tmp_path)
-    workers = _children(process.pid)
+    process = _start(tmp_path, "-j", "2", ".")
+    assert _first_line(process).startswith("Rewriting ")  # workers are busy on other files
+    workers = children(process.pid)
     process.kill()
-    process.communicate()
-    deadline = time.monotonic() + 5
-    while any(map(_alive, workers)) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert workers and not any(map(_alive, workers))
+    finish(process, "the killed migrate")
+    wait_until(lambda: not any(map(alive, workers)), "a worker outliving its killed parent")
+    assert len(workers) == 2
+    assert _names(tmp_path) == [f"m{i:03}.py" for i in range(80)]  # no .auxcheck-*.tmp
     texts = [path.read_text() for path in sorted(tmp_path.iterdir())]
     assert set(texts) <= {old, old.replace(OLD, NEW)}
     assert old.replace(OLD, NEW) in texts
-    assert len(texts) == 80  # no temporary file left behind
 
 
-@pytest.mark.skipif(not LINUX, reason="reads worker pids from /proc")
-@pytest.mark.parametrize(("jobs", "count"), [("2", 80), ("1", 8)], ids=["pool", "in-process"])
-@pytest.mark.parametrize(("sig", "status", "name"), [
-    (signal.SIGINT, 130, "SIGINT"), (signal.SIGTERM, 143, "SIGTERM")], ids=["ctrl-c", "sigterm"])
-def test_an_interrupt_stops_promptly_and_says_what_was_done(
-        tmp_path: Path, sig: int, status: int, name: str, jobs: str, count: int) -> None:
-    """SIGINT/SIGTERM: exit 130/143 at once (within 2 s), no traceback and no abort (a
-    process that used libcst's native parser once aborted as it exited), files counted."""
-    old = _slow_tree(tmp_path, count)
-    process = _start_and_wait_for_a_rewrite(tmp_path, jobs)
-    workers = _children(process.pid)
-    started = time.monotonic()
-    process.send_signal(sig)
-    process.wait(timeout=30)
-    assert time.monotonic() - started < 2  # about 0.5 s; the margin is for a loaded CI machine
-    assert process.stderr is not None
-    err = process.stderr.read()  # not communicate(): it would skip what readline buffered
+@pytest.mark.skipif(not LINUX, reason="sets a pipe's size and reads worker pids from /proc")
+@pytest.mark.parametrize("jobs", ["2", "1"], ids=["pool", "in-process"])
+@pytest.mark.parametrize(("sig", "status", "name", "group"), [
+    (signal.SIGINT, 130, "SIGINT", False), (signal.SIGINT, 130, "SIGINT", True),
+    (signal.SIGTERM, 143, "SIGTERM", False)], ids=["ctrl-c", "ctrl-c-at-a-terminal", "sigterm"])
+def test_an_interrupt_stops_the_run_and_says_what_was_done(
+        tmp_path: Path, sig: int, status: int, name: str, group: bool, jobs: str) -> None:
+    """SIGINT/SIGTERM (to the process, or Ctrl-C at a terminal, to its whole group) while
+    files are being rewritten: exit 130/143, no traceback and no abort (a process that used
+    libcst's native parser once aborted as it exited), what was rewritten counted, every
+    file old or new, no temporary file, no worker left.
+
+    The run cannot finish before the signal lands: it blocks on its full stderr pipe until
+    the test, after signalling, reads it."""
+    names = _long_named_tree(tmp_path, 40)
+    process, _ = _run_blocked_on_its_output(tmp_path, jobs, group=group)
+    workers = children(process.pid)
+    if group:
+        os.killpg(process.pid, sig)
+    else:
+        process.send_signal(sig)
+    _, err = finish(process, f"migrate after {name}")
     assert (process.returncode, "Traceback" in err, "Fatal Python error" in err) == (
         status, False, False), err
     rewritten = 1 + err.count("Rewriting ")  # the first line was read by the test
     assert f"auxcheck migrate: stopped by {name}: {rewritten} file" in err
-    assert "run the same command again to finish" in err
-    texts = [path.read_text() for path in sorted(tmp_path.iterdir())]
-    assert set(texts) <= {old, old.replace(OLD, NEW)} and len(texts) == count
-    assert not any(map(_alive, workers))
+    assert rewritten < len(names) and "run the same command again to finish" in err
+    assert _names(tmp_path) == names  # no .auxcheck-*.tmp
+    texts = [(tmp_path / name).read_text() for name in names]
+    assert set(texts) == {FIXABLE, MIGRATED}
+    assert len(workers) == (2 if jobs == "2" else 0) and not any(map(alive, workers))
+
+
+@pytest.mark.skipif(not LINUX, reason="sets a pipe's size")
+def test_a_run_started_with_ctrl_c_ignored_ignores_it_as_asked(tmp_path: Path) -> None:
+    """A process started with SIGINT ignored (`trap '' INT`, or a background job of a script,
+    which shells start so) keeps ignoring it, as every program does: the run finishes."""
+    names = _long_named_tree(tmp_path, 40)
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)  # what the shell does
+    try:
+        process = subprocess.Popen([sys.executable, "-m", "auxcheck", "migrate", "-j", "2", "."],
+                                   cwd=tmp_path, stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.PIPE, text=True)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert process.stderr is not None
+    fcntl.fcntl(process.stderr.fileno(), fcntl.F_SETPIPE_SZ, 4096)
+    assert _first_line(process).startswith("Rewriting ")
+    process.send_signal(signal.SIGINT)
+    _, err = finish(process, "migrate with SIGINT ignored")
+    assert (process.returncode, err.count("Rewriting ")) == (0, len(names) - 1), err
+    assert {(tmp_path / name).read_text() for name in names} == {MIGRATED}
+
+
+def _cpu_seconds(pid: int) -> float:
+    """Returns the processor time process ``pid`` has used so far (0 once it is gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 @pytest.mark.skipif(not LINUX, reason="reads worker pids from /proc")
 def test_a_large_file_is_parsed_in_a_worker_that_an_interrupt_ends_at_once(
         tmp_path: Path) -> None:
     """With -j 1 a file over 256 KB is still migrated in a worker process: Ctrl-C while it
-    is parsed stops the run at once (within 2 s), the file old, no temporary file left."""
+    is parsed (about 10 s of processor time; the signal comes after the first second) stops
+    the run without waiting for the parse: exit 130, the file old, no temporary file left."""
     text = FIXABLE + "".join(f"def f{i}(a):\n    return a + {i}\n" for i in range(40_000))
     (tmp_path / "big.py").write_text(text)
-    process = subprocess.Popen([sys.executable, "-m", "auxcheck", "migrate", "-j", "1",
-                                "big.py"], cwd=tmp_path, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 20
-    while not _children(process.pid) and time.monotonic() < deadline:
-        time.sleep(0.02)
-    workers = _children(process.pid)
-    time.sleep(0.3)  # the worker is inside the parser now
-    started = time.monotonic()
+    process = _start(tmp_path, "-j", "1", "big.py")
+    wait_until(lambda: children(process.pid) or process.poll() is not None,
+               "migrate starting its worker")
+    workers = children(process.pid)
+    assert len(workers) == 1
+    wait_until(lambda: _cpu_seconds(workers[0]) >= 1.0, "the worker parsing big.py")
     process.send_signal(signal.SIGINT)
-    _, err = process.communicate(timeout=30)
-    assert time.monotonic() - started < 2  # about 0.5 s; the margin is for a loaded CI machine
+    _, err = finish(process, "migrate after Ctrl-C during a parse")
     assert (process.returncode, "Fatal Python error" in err) == (130, False), err
-    assert workers and not any(map(_alive, workers))
-    assert os.listdir(tmp_path) == ["big.py"] and (tmp_path / "big.py").read_text() == text
+    assert not any(map(alive, workers))
+    assert _names(tmp_path) == ["big.py"] and (tmp_path / "big.py").read_text() == text
+
+
+_FORKS: dict[str, int | None] = {"parent": None, "child": None}
+"""The signal each side of the next fork sends itself (see :func:`_signal_after_fork`)."""
+
+
+def _signal_after_fork(side: str) -> Callable[[], None]:
+    def after() -> None:
+        signum = _FORKS[side]
+        if signum is not None:
+            if side == "parent":
+                _FORKS["parent"] = None  # the first fork only: the pool has more to start
+            os.kill(os.getpid(), signum)
+    return after
+
+
+os.register_at_fork(after_in_parent=_signal_after_fork("parent"),
+                    after_in_child=_signal_after_fork("child"))
+
+
+@pytest.mark.skipif(not LINUX, reason="reads worker pids from /proc")
+@pytest.mark.parametrize("reached", ["parent", "parent-and-workers"])
+def test_a_ctrl_c_while_the_pool_starts_its_workers_stops_every_one(
+        tmp_path: Path, capfd: pytest.CaptureFixture[str], reached: str) -> None:
+    """Ctrl-C just after the first worker is forked, before the pool has recorded it (and,
+    as at a terminal, in each worker before it has set its handlers): the run stops, says so,
+    leaves no worker behind and prints no traceback. (A worker the pool did not know of
+    once kept the run waiting for it at exit, forever.)"""
+    _long_named_tree(tmp_path, 40)
+    before = set(children(os.getpid()))
+    _FORKS.update(parent=signal.SIGINT,
+                  child=signal.SIGINT if reached == "parent-and-workers" else None)
+    try:
+        with ctrl_c_as_at_a_terminal():
+            summary = runner.run([str(tmp_path)], moves=builtin_moves(), mode="write", jobs=2)
+    except KeyboardInterrupt:
+        pytest.fail("the Ctrl-C escaped run() instead of stopping it")
+    finally:
+        _FORKS.update(parent=None, child=None)
+        left = set(children(os.getpid())) - before
+        for pid in left:
+            os.kill(pid, signal.SIGKILL)
+    assert (summary.interrupted, summary.changed, left) == (signal.SIGINT, [], set())
+    assert summary.unstarted + len(summary.in_progress) == 40
+    assert "Traceback" not in capfd.readouterr().err
+    assert _names(tmp_path) == sorted(f"{LONG}{i:03}.py" for i in range(40))
+
+
+STOP_POINTS = {
+    "the-temporary-file-made": "_temporary_file",
+    "the-files-swapped": "_exchange",
+}
+
+
+@pytest.mark.skipif(not LINUX, reason="swaps files with renameat2")
+@pytest.mark.parametrize("point", STOP_POINTS.values(), ids=STOP_POINTS.keys())
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_a_stop_in_the_middle_of_a_write_comes_once_the_file_is_in_place(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, point: str, sig: int) -> None:
+    """A signal that lands while a file is written is held until the new file is in place:
+    then it stops the run as usual, and no temporary file is left (one cut there once left
+    an empty one, or the old text under a temporary name)."""
+    path = tmp_path / "a.py"
+    path.write_text(FIXABLE)
+    real = getattr(_files, point)
+
+    def then_stopped(*args: object) -> object:
+        result = real(*args)
+        os.kill(os.getpid(), sig)
+        return result
+
+    def stop(signum: int, frame: object) -> None:
+        raise runner.Interrupted(signum)
+
+    monkeypatch.setattr(_files, point, then_stopped)
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        with ctrl_c_as_at_a_terminal(), pytest.raises(KeyboardInterrupt):
+            runner.migrate_file(str(path), moves=builtin_moves(), mode="write")
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert (_names(tmp_path), path.read_text()) == (["a.py"], MIGRATED)
 
 
 # ---------------------------------------------------------------- 4: not regular files

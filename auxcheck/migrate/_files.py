@@ -23,6 +23,7 @@ from types import FrameType
 from typing import TYPE_CHECKING, Generic, Literal, NamedTuple, NoReturn, TypeVar
 
 from auxcheck._paths import OPEN_FLAGS, NotARegularFile, is_dir, is_file, kind_of, open_regular
+from auxcheck.migrate._signals import held_stops
 
 if TYPE_CHECKING:
     import ast
@@ -519,6 +520,16 @@ def atomic_write(path: str, data: bytes, *, read: tuple[FileState, bytes] | None
                            "through one link with --break-hardlinks (then replace the other "
                            "links by it), or make it a single file")
     attributes = _attributes(path)
+    with held_stops():  # from the temporary file's birth to its end: Ctrl-C comes after
+        _write_replacing(path, data, status, attributes, read)
+    return status.st_nlink
+
+
+def _write_replacing(path: str, data: bytes, status: os.stat_result,
+                     attributes: list[tuple[str, bytes]],
+                     read: tuple[FileState, bytes] | None) -> None:
+    """Writes ``data`` to a temporary file beside ``path`` and puts it in its place, or
+    removes it and raises (the original left as it is)."""
     folder = os.path.dirname(path) or os.curdir
     try:
         temporary, fd = _temporary_file(folder)
@@ -535,16 +546,15 @@ def atomic_write(path: str, data: bytes, *, read: tuple[FileState, bytes] | None
             # may write in the folder could have swapped the name for a symlink meanwhile.
             _keep_owner(fd, status, path)
             _keep_attributes(fd, attributes, path)
-            os.fchmod(fd, mode)  # after chown, which clears setuid and setgid bits
+            os.fchmod(fd, stat.S_IMODE(status.st_mode))  # after chown, which clears setuid
             os.fsync(fd)
             made = os.fstat(fd)
         _replace(temporary, path, made, read)
     except BaseException:
-        # Ctrl-C or a failed replace: the original is untouched, drop the half-made copy.
+        # A failed write or replace: the original is untouched, drop the half-made copy.
         if made is None or _is_same(temporary, made):
             _unlink_quietly(temporary)
         raise
-    return status.st_nlink
 
 
 def _write_fix(exc: OSError, fix: str) -> str:

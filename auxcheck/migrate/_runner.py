@@ -38,6 +38,7 @@ from auxcheck.migrate._files import (
     read_source_state,
 )
 from auxcheck.migrate._moves import MoveTable
+from auxcheck.migrate._signals import held_stops, release_inherited_stops
 
 if TYPE_CHECKING:
     from concurrent.futures import ProcessPoolExecutor
@@ -63,7 +64,7 @@ _INLINE_BYTES = 256 << 10
 the interpreter for long stretches that no signal handler can cut short, and a worker
 can be killed at once on Ctrl-C."""
 _STOP_GRACE = 0.4
-"""Seconds stopped workers get to drop their temporary files before they are killed."""
+"""Seconds a stopped worker gets to end (or to finish the write it is in) before it is killed."""
 _MEMORY_PER_BYTE = 1000
 """Bytes of memory one byte of source costs while it is parsed and rewritten (measured)."""
 _BATCH_BYTES = 16 << 10
@@ -316,17 +317,11 @@ def migrate_stdin(data: bytes, *, moves: MoveTable, mode: Mode, compat: bool = F
 
 _parent: int | None = None
 """In a pool worker: the pid of the process that started it."""
-_busy = False
-"""In a pool worker: a file is being migrated (SIGTERM then unwinds, dropping temporaries)."""
-
-
-class _Stopped(BaseException):
-    """Raised in a pool worker by SIGTERM while it migrates a file."""
 
 
 def _on_term(signum: int, frame: FrameType | None) -> None:
-    if _busy:
-        raise _Stopped
+    # A worker's temporary file lives only inside held_stops, which delays this handler
+    # until the file is in place or gone: there is nothing left to clean up.
     os._exit(128 + signum)
 
 
@@ -340,6 +335,7 @@ def _init_worker(parent: int) -> None:
     _parent = parent
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _on_term)
+    release_inherited_stops()  # it was started inside held_stops (see _run_pool)
     if sys.platform.startswith("linux"):
         try:
             import ctypes
@@ -370,18 +366,11 @@ class _Worker:
                 "it with the file"))
 
     def __call__(self, paths: Sequence[str]) -> list[FileOutcome]:
-        global _busy
         done = []
         for path in paths:
             if _parent is not None and os.getppid() != _parent:
                 os._exit(_GONE)  # the parent is gone: nobody would hear of this file
-            _busy = True
-            try:
-                done.append(self.one(path))
-            except _Stopped:
-                os._exit(128 + signal.SIGTERM)
-            finally:
-                _busy = False
+            done.append(self.one(path))
         return done
 
 
@@ -526,7 +515,10 @@ def _run_pool(worker: _Worker, candidates: Sequence[_Candidate], workers: int,
                 if running and used + cost > budget:
                     break
                 batch = pending.pop()
-                running[pool.submit(worker, [c.path for c in batch])] = batch
+                # A submit may fork workers: one forked but not yet recorded by the pool
+                # could never be stopped, so a stop waits until the pool knows them all.
+                with held_stops():
+                    running[pool.submit(worker, [c.path for c in batch])] = batch
                 used += cost
             report.summary.in_progress = [c.path for b in running.values() for c in b]
             finished, _ = wait(running, return_when=FIRST_COMPLETED)
@@ -549,10 +541,14 @@ def _run_pool(worker: _Worker, candidates: Sequence[_Candidate], workers: int,
                 pool = ProcessPoolExecutor(workers, initializer=_init_worker,
                                            initargs=(os.getpid(),))
         report.summary.in_progress = []
+        pool.shutdown()
     except BaseException:
+        # In flight: what was handed to the workers and is not reported yet.
+        done = {o.path for o in report.summary.outcomes}
+        flight = [*report.summary.in_progress, *(c.path for b in running.values() for c in b)]
+        report.summary.in_progress = [p for p in dict.fromkeys(flight) if p not in done]
         _stop_pool(pool, report.summary.in_progress)
         raise
-    pool.shutdown()
 
 
 def _died(path: str) -> FileOutcome:
@@ -563,27 +559,29 @@ def _died(path: str) -> FileOutcome:
 
 
 def _stop_pool(pool: ProcessPoolExecutor, in_progress: Sequence[str]) -> None:
-    """Stops the pool's workers now: SIGTERM (each drops its temporary file and exits), then,
-    after a short grace, SIGKILL for a worker still busy inside a parser, whose temporary
-    files beside the ``in_progress`` files are then removed here."""
+    """Stops the pool's workers now: SIGTERM (each ends at once, or as soon as the file it
+    is writing is in place), then, after a short grace, SIGKILL for a worker still busy
+    inside a parser, whose temporary files beside the ``in_progress`` files are then
+    removed here. A second Ctrl-C waits until every worker is stopped."""
     import time
 
-    # ProcessPoolExecutor has no public way to stop its workers before Python 3.14
-    # (terminate_workers); its private `_processes` map is the same on 3.10 to 3.13.
-    found = getattr(pool, "_processes", None) or {}
-    processes = list(found.values())
-    for process in processes:
-        process.terminate()
-    deadline = time.monotonic() + _STOP_GRACE
-    for process in processes:
-        process.join(max(0.0, deadline - time.monotonic()))
-    for process in processes:
-        if process.is_alive():
-            process.kill()
-            process.join(1)
-            if process.pid is not None:
-                drop_temporary_files(process.pid, in_progress)
-    pool.shutdown(wait=True, cancel_futures=True)
+    with held_stops():
+        # ProcessPoolExecutor has no public way to stop its workers before Python 3.14
+        # (terminate_workers); its private `_processes` map is the same on 3.10 to 3.13.
+        found = getattr(pool, "_processes", None) or {}
+        processes = list(found.values())
+        for process in processes:
+            process.terminate()
+        deadline = time.monotonic() + _STOP_GRACE
+        for process in processes:
+            process.join(max(0.0, deadline - time.monotonic()))
+        for process in processes:
+            if process.is_alive():
+                process.kill()
+                process.join(1)
+                if process.pid is not None:
+                    drop_temporary_files(process.pid, in_progress)
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def progress_bar(stream: TextIO | None = None) -> Callable[[int, int], None] | None:
