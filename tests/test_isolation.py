@@ -10,10 +10,10 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
+from helpers.processes import alive, hang_guard, wait_until
 
 from auxcheck._check import CheckOptions, run_stages
 from auxcheck._child import _close_idle, run_bounded
@@ -84,14 +84,13 @@ def test_hostile_plugin_code_is_a_finding_and_the_next_target_still_runs(
     """Exits, signals, hangs and stray descriptors end as a finding under the running call's
     rule (exit 1, JSON intact, no traceback); the clean target after it is still checked."""
     write_module(tmp_path, body)
-    started = time.monotonic()
-    status = main(["validate", "--path", str(tmp_path), "--timeout", "2", "--format", "json",
-                   "hostile_mod:T", "hostile_mod:Clean"])
+    with hang_guard("validate of a hostile target with --timeout 2"):
+        status = main(["validate", "--path", str(tmp_path), "--timeout", "2", "--format",
+                       "json", "hostile_mod:T", "hostile_mod:Clean"])
     out, err = capsys.readouterr()
     sys.modules.pop("hostile_mod", None)
     hostile, clean = json.loads(out)
     assert status == 1
-    assert time.monotonic() - started < 30
     assert [f["code"][:len(code)] for f in hostile["findings"]] == [code], hostile
     assert seen in hostile["findings"][0]["message"]
     assert (clean["subject"], clean["ok"]) == ("hostile_mod:Clean", True) or \
@@ -117,16 +116,15 @@ def test_a_hanging_repr_is_never_run_so_json_output_is_prompt_and_complete(
     """With --format json a __repr__ that never returns is not called: objects show by type."""
     write_module(tmp_path, "class T(Clean):\n def __repr__(self): time.sleep(1000)\n"
                            " def copy_to_host(self, c): c(self.rows); c(self.rows); return Host()")
-    started = time.monotonic()
-    status = main(["validate", "--path", str(tmp_path), "--timeout", "20", "--format", "json",
-                   "hostile_mod:T"])
+    with hang_guard("validate of a target whose repr never returns"):
+        status = main(["validate", "--path", str(tmp_path), "--timeout", "20", "--format",
+                       "json", "hostile_mod:T"])
     out, _ = capsys.readouterr()
     sys.modules.pop("hostile_mod", None)
     [report] = json.loads(out)
     assert status == 1
     assert [f["code"] for f in report["findings"]] == ["AUX104"]
     assert report["findings"][0]["object"].startswith("<hostile_mod.T object at 0x")
-    assert time.monotonic() - started < 15
 
 
 def test_a_thread_that_never_ends_cannot_hang_the_command(tmp_path: Path) -> None:
@@ -184,12 +182,14 @@ def test_a_contract_run_that_crashes_or_hangs_fails_the_stage(
 
 def test_a_bounded_command_that_outlives_its_limit_is_killed_with_its_group() -> None:
     """run_bounded kills the command and the processes it started when the time is up."""
-    started = time.monotonic()
-    done = run_bounded([sys.executable, "-c", ("import subprocess, sys, time; "
-                        "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(100)']);"
-                        " print('started', flush=True); time.sleep(100)")], timeout=1)
-    assert (done.timed_out, done.output) == (True, "started\n")
-    assert time.monotonic() - started < 10
+    with hang_guard("run_bounded of a command that outlives its 1 s limit"):
+        done = run_bounded([sys.executable, "-c", (
+            "import subprocess, sys, time; p = subprocess.Popen([sys.executable, '-c', "
+            "'import time; time.sleep(100)']); print(p.pid, flush=True); time.sleep(100)")],
+            timeout=1)
+    assert done.timed_out, done.output
+    grandchild = int(done.output)
+    wait_until(lambda: not alive(grandchild), "the command's own child, after the kill")
 
 
 FORGER = textwrap.dedent("""
@@ -268,11 +268,10 @@ def test_a_runner_that_cannot_start_in_time_is_one_finding_for_every_target(
     monkeypatch.setenv("PYTHONPATH", str(tmp_path))
     monkeypatch.setattr("auxcheck._child._BOOT_LIMIT", 1.0)
     _close_idle()
-    started = time.monotonic()
-    status = main(["validate", "--timeout", "1", "--format", "json", "m:A", "m:B"])
+    with hang_guard("validate with a runner that never starts"):
+        status = main(["validate", "--timeout", "1", "--format", "json", "m:A", "m:B"])
     reports = json.loads(capsys.readouterr().out)
     assert status == 1
-    assert time.monotonic() - started < 15
     messages = [f["message"] for r in reports for f in r["findings"]]
     assert messages[0].startswith("auxcheck's runner process could not run m:A: it did not "
                                    "start Python within 1 s")
