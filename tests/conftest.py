@@ -7,17 +7,22 @@ from there, downloading it when missing: it never skips for lack of SGLang.
 
 from __future__ import annotations
 
+import hashlib
 import os
+import shutil
 import sys
 import zipfile
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+from hypothesis.configuration import set_hypothesis_home_dir
 
 from auxcheck.releases import CACHE_ENV, Release, find_release, unpack
 
 REPO = Path(__file__).resolve().parent.parent
+EXAMPLES = REPO / "examples"
 REAL_CACHE = Path(os.environ.get(CACHE_ENV) or REPO / ".cache" / "sglang")
 """Where the real wheels are cached for the tests."""
 
@@ -25,6 +30,31 @@ REAL_RELEASES = ("0.5.19", "0.5.20", "0.5.23")
 """The releases the tests read (``make wheels`` fetches exactly these)."""
 
 _LOADED: dict[str, Release] = {}
+
+SUITE_PROFILE = "auxcheck-tests"
+"""The Hypothesis profile the suite runs under: the one in force (Hypothesis's ``ci`` under
+CI=true) with no example database, so every test judges from its own draws and no
+example saved by one test, or one run, is replayed by another."""
+
+settings.register_profile(SUITE_PROFILE, settings(), database=None)
+settings.load_profile(SUITE_PROFILE)
+
+
+@pytest.fixture(autouse=True)
+def _hypothesis_of_its_own(request: pytest.FixtureRequest,
+                           tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Gives each test a Hypothesis storage folder of its own (made only when written), and
+    puts the suite's profile back after a test that loaded another.
+
+    Hypothesis keeps its storage under the folder the process started in: an example
+    saved by a project that pytester runs in this process (its conftest may load a profile
+    with a database) would land in the checkout and be replayed by another test, or run.
+    """
+    digest = hashlib.sha256(request.node.nodeid.encode()).hexdigest()[:16]
+    set_hypothesis_home_dir(tmp_path_factory.getbasetemp() / "hypothesis" / digest)
+    yield
+    if settings.get_current_profile_name() != SUITE_PROFILE:
+        settings.load_profile(SUITE_PROFILE)
 
 
 def real_release(version: str) -> Release:
@@ -43,6 +73,19 @@ def real_tree(version: str) -> Path:
 def sglang_release() -> Callable[[str], Release]:
     """Returns a function giving the real release of a version, from the wheel cache."""
     return real_release
+
+
+@pytest.fixture
+def example(tmp_path: Path) -> Callable[[str], Path]:
+    """Returns a function that copies ``examples/NAME`` into this test's ``tmp_path`` (caches
+    left out) and returns the copy: what a run writes there stays with the test, never in
+    the checkout, where another test would read it."""
+    def copy(name: str) -> Path:
+        target = tmp_path / "examples" / name
+        shutil.copytree(EXAMPLES / name, target, ignore=shutil.ignore_patterns(
+            ".hypothesis", ".mypy_cache", ".pytest_cache", "__pycache__"))
+        return target
+    return copy
 
 
 @pytest.fixture

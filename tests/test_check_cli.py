@@ -7,6 +7,7 @@ import json
 import re
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -33,9 +34,10 @@ def stages(document: dict[str, object]) -> dict[str, dict[str, object]]:
     return {s["stage"]: s for s in document["stages"]}  # type: ignore[attr-defined,index]
 
 
-def test_the_good_plugin_passes_every_stage_it_runs(capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_good_plugin_passes_every_stage_it_runs(
+        capsys: pytest.CaptureFixture[str], example: Callable[[str], Path]) -> None:
     """capture_plugin: a clean import scan and a passing contract suite give exit 0."""
-    status, document = run_json(capsys, str(EXAMPLES / "capture_plugin"), "--skip", "mypy",
+    status, document = run_json(capsys, str(example("capture_plugin")), "--skip", "mypy",
                                 *QUICK)
     by_stage = stages(document)
     assert (status, document["ok"]) == (0, True)
@@ -46,9 +48,9 @@ def test_the_good_plugin_passes_every_stage_it_runs(capsys: pytest.CaptureFixtur
 
 
 def test_the_broken_plugin_fails_with_its_planted_codes(
-        capsys: pytest.CaptureFixture[str]) -> None:
+        capsys: pytest.CaptureFixture[str], example: Callable[[str], Path]) -> None:
     """broken_plugin: the contract stage fails and names each failing item's code."""
-    status, document = run_json(capsys, str(EXAMPLES / "broken_plugin"), "--skip", "mypy",
+    status, document = run_json(capsys, str(example("broken_plugin")), "--skip", "mypy",
                                 *QUICK)
     contract = stages(document)["contract"]
     assert (status, contract["result"]) == (1, "fail")
@@ -446,11 +448,12 @@ def contract_command(document: dict[str, object]) -> list[str]:
     return list(stages(document)["contract"]["data"]["command"])  # type: ignore[index]
 
 
-def test_jobs_without_xdist_warns_and_runs_the_suite_on_one_process() -> None:
+def test_jobs_without_xdist_warns_and_runs_the_suite_on_one_process(
+        example: Callable[[str], Path]) -> None:
     """--jobs with no pytest-xdist is said on stderr and in the JSON document, never silent."""
     done = subprocess.run(
         [sys.executable, "-c", NO_XDIST, "check", "--format", "json", "--jobs", "2",
-         *ONLY_CONTRACT, str(EXAMPLES / "capture_plugin"), "--", "-p", "no:randomly",
+         *ONLY_CONTRACT, str(example("capture_plugin")), "--", "-p", "no:randomly",
          "-k", ONE_ITEM], capture_output=True, text=True, check=False, cwd=ROOT)
     warning = ("--jobs 2 ignored: pytest-xdist is not installed; the contract suite runs on one "
                "process; pip install pytest-xdist")
@@ -462,10 +465,10 @@ def test_jobs_without_xdist_warns_and_runs_the_suite_on_one_process() -> None:
 
 @pytest.mark.parametrize("flag", ["-j", "-n"])
 def test_jobs_spreads_the_contract_suite_over_xdist_workers(
-        flag: str, capsys: pytest.CaptureFixture[str]) -> None:
+        flag: str, capsys: pytest.CaptureFixture[str], example: Callable[[str], Path]) -> None:
     """-j N (as --jobs N, and check's old -n N) runs the contract suite on N xdist workers."""
     status, document = run_json(capsys, flag, "2", *ONLY_CONTRACT,
-                                str(EXAMPLES / "capture_plugin"), "--", "-p", "no:randomly",
+                                str(example("capture_plugin")), "--", "-p", "no:randomly",
                                 "-k", ONE_ITEM)
     command = contract_command(document)
     assert (status, document["warnings"]) == (0, [])
@@ -502,11 +505,11 @@ def test_table_and_json_render_every_stage() -> None:
     assert [s["stage"] for s in document["stages"]] == ["imports", "mypy", "contract"]
 
 
-def test_check_runs_as_a_subprocess() -> None:
+def test_check_runs_as_a_subprocess(example: Callable[[str], Path]) -> None:
     """`python -m auxcheck check` runs end to end and exits 1 on the legacy plugin."""
     done = subprocess.run(
         [sys.executable, "-m", "auxcheck", "check", "--format", "json", "--skip", "mypy",
-         str(EXAMPLES / "legacy_plugin"), "--", "-p", "no:randomly", "-k", "imports"],
+         str(example("legacy_plugin")), "--", "-p", "no:randomly", "-k", "imports"],
         capture_output=True, text=True, check=False, cwd=ROOT)
     document = json.loads(done.stdout)
     assert done.returncode == 1
@@ -518,11 +521,13 @@ def test_check_runs_as_a_subprocess() -> None:
 
 
 @pytest.mark.parametrize("quiet", [True, False], ids=["quiet", "streamed"])
-def test_quiet_keeps_pytests_output_off_stderr_but_not_the_progress(quiet: bool) -> None:
+def test_quiet_keeps_pytests_output_off_stderr_but_not_the_progress(
+        quiet: bool, example: Callable[[str], Path]) -> None:
     """Text mode streams pytest's output to stderr; --quiet leaves only the progress lines."""
+    plugin = example("capture_plugin")
     done = subprocess.run(
         [sys.executable, "-m", "auxcheck", "check", *(["--quiet"] if quiet else []),
-         *ONLY_CONTRACT, str(EXAMPLES / "capture_plugin"), "--", "-p", "no:randomly",
+         *ONLY_CONTRACT, str(plugin), "--", "-p", "no:randomly",
          "-k", ONE_ITEM], capture_output=True, text=True, check=False, cwd=ROOT)
     progress = [
         "auxcheck check: [1/4] imports skipped (--skip)",
@@ -533,7 +538,7 @@ def test_quiet_keeps_pytests_output_off_stderr_but_not_the_progress(quiet: bool)
     ]
     lines = untimed(done.stderr)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines()[-1] == f"auxcheck check {EXAMPLES / 'capture_plugin'}: ok"
+    assert done.stdout.splitlines()[-1] == f"auxcheck check {plugin}: ok"
     if quiet:
         assert lines == progress
     else:

@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -50,9 +51,10 @@ SCRIPT = textwrap.dedent("""
 """)
 
 
-def test_a_fresh_interpreter_registers_lazily_and_draws_on_demand() -> None:
+def test_a_fresh_interpreter_registers_lazily_and_draws_on_demand(tmp_path: Path) -> None:
     """Importing Hypothesis loads no torch; from_type resolves through the entry point when drawn."""
+    # In tmp_path: find() saves what it found in the example database of the working folder.
     result = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True,
-                            timeout=120, check=True)
+                            timeout=120, check=True, cwd=tmp_path)
     light, still_light, name = json.loads(result.stdout.strip().splitlines()[-1])
     assert (light, still_light, name) == (True, True, "RecordingDeviceOutput")
