@@ -202,13 +202,16 @@ BUFFER = 1 << 20
 @pytest.mark.parametrize("needle_at", [100, BUFFER - 8, BUFFER + 3], ids=[
     "within-the-first-read", "across-its-end", "past-it"])
 def test_a_file_larger_than_one_read_is_searched_to_its_end(
-        tmp_path: Path, needle_at: int) -> None:
-    """The old module's name is found wherever it lies in a file larger than one read."""
+        tmp_path: Path, needle_at: int, capsys: pytest.CaptureFixture[str]) -> None:
+    """The old module's name is found wherever it lies in a file larger than one read (and
+    under the size parsed: comments pad it)."""
     line_at = needle_at - FIXABLE.index("sampling_observer")
-    data = b"#" * (line_at - 1) + b"\n" + FIXABLE.encode() + b"x = 1\n" * (BUFFER // 6)
+    data = b"#" * (line_at - 1) + b"\n" + FIXABLE.encode()
+    data += b"#" * max(BUFFER + 100 - len(data), 100) + b"\n"
     assert data.index(b"sampling_observer") == needle_at and len(data) > BUFFER + 100
     (tmp_path / "big.py").write_bytes(data)
     assert main(["--check", str(tmp_path)]) == 1
+    assert capsys.readouterr().out.startswith(f"{tmp_path / 'big.py'}:2:1: AUX501 ")
 
 
 def test_stdin_is_read_and_the_result_written_to_stdout(
