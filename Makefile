@@ -14,7 +14,7 @@ WHEEL_CACHE := .cache/sglang
 FETCH_WHEEL := import sys; from pathlib import Path; from auxcheck.releases import fetch_wheel; \
 	fetch_wheel(sys.argv[1], cache=Path(sys.argv[2]))
 
-.PHONY: test demo venv bench clean clean-cache wheels
+.PHONY: test test-fast demo venv bench clean clean-cache wheels
 
 venv: $(STAMP)
 
@@ -36,6 +36,13 @@ wheels: $(STAMP)
 test: $(STAMP) wheels
 	$(BIN)/mypy --config-file mypy.ini
 	AUXCHECK_CACHE_DIR=$(CURDIR)/$(WHEEL_CACHE) $(BIN)/python -m pytest -n 2 -p no:randomly tests
+
+# The edit loop: every test but those marked slow (real subprocesses, xdist, cold mypy).
+# `make test` and CI run them all.
+test-fast: $(STAMP) wheels
+	$(BIN)/mypy --config-file mypy.ini
+	AUXCHECK_CACHE_DIR=$(CURDIR)/$(WHEEL_CACHE) $(BIN)/python -m pytest -n 2 -p no:randomly \
+	  -m "not slow" tests
 
 # The capture example declares [tool.auxcheck] sglang releases: its check reads their wheels.
 demo: $(STAMP) wheels

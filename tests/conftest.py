@@ -75,6 +75,28 @@ def sglang_release() -> Callable[[str], Release]:
     return real_release
 
 
+SLOW_SECONDS = 3.0
+"""A test that takes longer than this (setup, call and teardown) should be marked ``slow``."""
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Names the tests that took over :data:`SLOW_SECONDS` without the ``slow`` mark, so that
+    `make test-fast` stays the quick loop; a note for maintainers, never a failure."""
+    spent: dict[str, float] = {}
+    for reports in terminalreporter.stats.values():
+        for report in reports:
+            if isinstance(report, pytest.TestReport) and "slow" not in report.keywords:
+                spent[report.nodeid] = spent.get(report.nodeid, 0.0) + report.duration
+    over = sorted((nodeid for nodeid, seconds in spent.items() if seconds > SLOW_SECONDS),
+                  key=spent.__getitem__, reverse=True)
+    if over:
+        terminalreporter.write_sep("-", f"over {SLOW_SECONDS:g} s and not marked slow")
+        for nodeid in over:
+            terminalreporter.write_line(f"{spent[nodeid]:6.1f}s {nodeid}")
+        terminalreporter.write_line("(on a busy machine any test may be slow: mark those that "
+                                    "are slow on an idle one with @pytest.mark.slow)")
+
+
 @pytest.fixture
 def example(tmp_path: Path) -> Callable[[str], Path]:
     """Returns a function that copies ``examples/NAME`` into this test's ``tmp_path`` (caches

@@ -15,7 +15,14 @@ from test_migrate_scan import BROKEN, PYTHON, Broken, write_broken
 
 from auxcheck._check import CheckOptions, StageResult, mypy_config, plugin_packages, run_stages
 from auxcheck.cli._common import UsageError
-from auxcheck.cli.check import check_impl, check_profile, main, render_json, render_table
+from auxcheck.cli.check import (
+    _parser,
+    check_impl,
+    check_profile,
+    main,
+    render_json,
+    render_table,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
@@ -34,6 +41,7 @@ def stages(document: dict[str, object]) -> dict[str, dict[str, object]]:
     return {s["stage"]: s for s in document["stages"]}  # type: ignore[attr-defined,index]
 
 
+@pytest.mark.slow
 def test_the_good_plugin_passes_every_stage_it_runs(
         capsys: pytest.CaptureFixture[str], example: Callable[[str], Path]) -> None:
     """capture_plugin: a clean import scan and a passing contract suite give exit 0."""
@@ -47,6 +55,7 @@ def test_the_good_plugin_passes_every_stage_it_runs(
     assert by_stage["contract"]["counts"]["passed"] > 0  # type: ignore[index]
 
 
+@pytest.mark.slow
 def test_the_broken_plugin_fails_with_its_planted_codes(
         capsys: pytest.CaptureFixture[str], example: Callable[[str], Path]) -> None:
     """broken_plugin: the contract stage fails and names each failing item's code."""
@@ -133,6 +142,7 @@ def mypy_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("auxcheck-mypy")
 
 
+@pytest.mark.slow
 def test_mypy_runs_against_the_shipped_stubs(tmp_path: Path, mypy_cache: Path,
                                              monkeypatch: pytest.MonkeyPatch,
                                              capsys: pytest.CaptureFixture[str]) -> None:
@@ -300,6 +310,7 @@ def auxcheck_device_output():
 '''
 
 
+@pytest.mark.slow
 def test_a_src_layout_is_type_checked_and_tested_without_installing_it(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """src/srcplug is found by mypy (imports resolving), and the contract suite imports it
@@ -393,6 +404,7 @@ def test_implementations_the_suite_can_load_are_accepted(tmp_path: Path, spec: s
     check_impl(spec, tmp_path)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("body", "message"), [
     pytest.param("import os\nos._exit(0)\n",
                  "--impl: importing 'hostile_impl' exited 0 before it could be checked",
@@ -448,6 +460,7 @@ def contract_command(document: dict[str, object]) -> list[str]:
     return list(stages(document)["contract"]["data"]["command"])  # type: ignore[index]
 
 
+@pytest.mark.slow
 def test_jobs_without_xdist_warns_and_runs_the_suite_on_one_process(
         example: Callable[[str], Path]) -> None:
     """--jobs with no pytest-xdist is said on stderr and in the JSON document, never silent."""
@@ -463,16 +476,23 @@ def test_jobs_without_xdist_warns_and_runs_the_suite_on_one_process(
     assert "-n" not in contract_command(document)
 
 
-@pytest.mark.parametrize("flag", ["-j", "-n"])
+@pytest.mark.slow
 def test_jobs_spreads_the_contract_suite_over_xdist_workers(
-        flag: str, capsys: pytest.CaptureFixture[str], example: Callable[[str], Path]) -> None:
-    """-j N (as --jobs N, and check's old -n N) runs the contract suite on N xdist workers."""
-    status, document = run_json(capsys, flag, "2", *ONLY_CONTRACT,
+        capsys: pytest.CaptureFixture[str], example: Callable[[str], Path]) -> None:
+    """-j N runs the contract suite on N xdist workers, and the plugin passes there."""
+    status, document = run_json(capsys, "-j", "2", *ONLY_CONTRACT,
                                 str(example("capture_plugin")), "--", "-p", "no:randomly",
                                 "-k", ONE_ITEM)
     command = contract_command(document)
     assert (status, document["warnings"]) == (0, [])
     assert command[command.index("-n") + 1] == "2"
+
+
+@pytest.mark.parametrize("words", [["-j", "2"], ["--jobs", "2"], ["--jobs=2"], ["-n", "2"]],
+                         ids=["-j", "--jobs", "--jobs=", "old-n"])
+def test_every_spelling_of_jobs_means_the_same(words: list[str]) -> None:
+    """--jobs N, -j N and check's old -n N all ask for N workers (run once, above, by -j)."""
+    assert _parser().parse_args([*words, "p"]).jobs == 2
 
 
 def test_help_shows_j_and_jobs_but_not_the_old_n(capsys: pytest.CaptureFixture[str]) -> None:
@@ -505,6 +525,7 @@ def test_table_and_json_render_every_stage() -> None:
     assert [s["stage"] for s in document["stages"]] == ["imports", "mypy", "contract"]
 
 
+@pytest.mark.slow
 def test_check_runs_as_a_subprocess(example: Callable[[str], Path]) -> None:
     """`python -m auxcheck check` runs end to end and exits 1 on the legacy plugin."""
     done = subprocess.run(
@@ -520,6 +541,7 @@ def test_check_runs_as_a_subprocess(example: Callable[[str], Path]) -> None:
     assert "found nothing to check" in stages["contract"]["output"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("quiet", [True, False], ids=["quiet", "streamed"])
 def test_quiet_keeps_pytests_output_off_stderr_but_not_the_progress(
         quiet: bool, example: Callable[[str], Path]) -> None:

@@ -361,6 +361,7 @@ def failed_ids(result: pytest.RunResult) -> set[str]:
     return {line.split()[1] for line in result.outlines if line.startswith("FAILED ")}
 
 
+@pytest.mark.slow
 def test_hostile_fixture_values_fail_only_the_item_of_their_rule(
     pytester: pytest.Pytester
 ) -> None:
@@ -607,6 +608,7 @@ HELD_OUT_SKIPS = [
 ]
 
 
+@pytest.mark.slow
 def test_held_out_hostile_values_end_as_one_finding_each(pytester: pytest.Pytester) -> None:
     """Each value the red team held out fails only its rule's item, readably, and the rest skip.
 
@@ -639,6 +641,7 @@ def returns_current(current: Any, output: Any) -> Any:
     return current
 
 
+@pytest.mark.slow
 def test_an_append_losing_the_output_appended_to_none_is_aux303_everywhere() -> None:
     """append(None, x) returning None breaks None's identity: AUX303, in the properties and the
     machine alike (never a miscounted composite, AUX301, found later)."""

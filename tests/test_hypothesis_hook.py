@@ -51,6 +51,7 @@ SCRIPT = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_a_fresh_interpreter_registers_lazily_and_draws_on_demand(tmp_path: Path) -> None:
     """Importing Hypothesis loads no torch; from_type resolves through the entry point when drawn."""
     # In tmp_path: find() saves what it found in the example database of the working folder.

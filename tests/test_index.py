@@ -262,6 +262,7 @@ def test_the_skeleton_replaces_bodies_but_keeps_top_level_statements() -> None:
     assert "VALUE = 3\n" in skeleton(text)
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::SyntaxWarning")
 def test_the_skeleton_gives_the_whole_parse_on_a_sample_of_real_sglang() -> None:
     """On every 8th file of real SGLang 0.5.23 the skeleton binds what the whole file binds."""

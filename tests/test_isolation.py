@@ -76,6 +76,7 @@ def write_module(folder: Path, body: str) -> None:
     (folder / "hostile_mod.py").write_text(PRELUDE + textwrap.dedent(body) + "\n")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("body", "code", "seen"), [
     pytest.param(*case, id=name) for name, case in HOSTILE.items()])
 def test_hostile_plugin_code_is_a_finding_and_the_next_target_still_runs(
@@ -127,6 +128,7 @@ def test_a_hanging_repr_is_never_run_so_json_output_is_prompt_and_complete(
     assert report["findings"][0]["object"].startswith("<hostile_mod.T object at 0x")
 
 
+@pytest.mark.slow
 def test_a_thread_that_never_ends_cannot_hang_the_command(tmp_path: Path) -> None:
     """A non-daemon thread that mutates the output's tensors forever ends with its worker."""
     write_module(tmp_path, textwrap.dedent("""
@@ -160,6 +162,7 @@ CONFTEST_ENDINGS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("statement", "timeout", "summary"), [
     pytest.param(*case, id=name) for name, case in CONFTEST_ENDINGS.items()])
 def test_a_contract_run_that_crashes_or_hangs_fails_the_stage(
@@ -180,6 +183,7 @@ def test_a_contract_run_that_crashes_or_hangs_fails_the_stage(
     assert (contract.result, summary in contract.summary) == ("error", True), contract.summary
 
 
+@pytest.mark.slow
 def test_a_bounded_command_that_outlives_its_limit_is_killed_with_its_group() -> None:
     """run_bounded kills the command and the processes it started when the time is up."""
     with hang_guard("run_bounded of a command that outlives its 1 s limit"):
@@ -224,6 +228,7 @@ PATCHER = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_plugin_code_cannot_make_auxcheck_signal_a_process_it_did_not_start(
     tmp_path: Path
 ) -> None:
@@ -245,6 +250,7 @@ def test_plugin_code_cannot_make_auxcheck_signal_a_process_it_did_not_start(
     assert "did not return within 2 s" in forged["findings"][0]["message"]
 
 
+@pytest.mark.slow
 def test_a_project_module_named_like_the_standard_library_leaves_the_runner_alone(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
@@ -259,6 +265,7 @@ def test_a_project_module_named_like_the_standard_library_leaves_the_runner_alon
     assert (status, capsys.readouterr().out) == (0, "hostile_mod:T: ok\n\n0 findings in 1 object\n")
 
 
+@pytest.mark.slow
 def test_a_runner_that_cannot_start_in_time_is_one_finding_for_every_target(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
@@ -309,6 +316,7 @@ NOTHING_JUDGED = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("conftest", "result", "summary"), [
     pytest.param(*case, id=name) for name, case in NOTHING_JUDGED.items()])
 def test_a_contract_run_that_judged_nothing_or_hid_a_failure_does_not_pass(

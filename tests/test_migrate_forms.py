@@ -946,6 +946,7 @@ print(json.dumps([[migrate_source(s, moves=table, compat=c).text for c in (False
 """
 
 
+@pytest.mark.slow
 def test_multi_module_moves_give_the_same_output_under_any_hash_seed(tmp_path: Path) -> None:
     """The rows moving one module's names to two modules migrate identically for seeds 0-2."""
     sources = json.dumps([form.before for form in MULTI_MODULE])

@@ -309,6 +309,7 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not LINUX, reason="reads worker pids from /proc")
 def test_a_large_file_is_parsed_in_a_worker_that_an_interrupt_ends_at_once(
         tmp_path: Path) -> None:

@@ -335,6 +335,7 @@ def test_python_s_verdict_on_a_deep_file_does_not_depend_on_who_asks(
     assert [_at_depth(0, flat(terms)), _at_depth(400, flat(terms)), raised] == [expected] * 3
 
 
+@pytest.mark.slow
 def test_a_deep_file_is_migrated_by_a_worker_process_as_in_process(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The pool and the in-process run give the same verdict on a file Python compiles."""

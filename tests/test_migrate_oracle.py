@@ -144,6 +144,7 @@ def _unsorted_by_tool(folder: Path, files: dict[str, str], tool: str) -> list[st
     return [name for name, text in files.items() if isort.code(text, config=config) != text]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("compat", [False, True], ids=["migrate", "compat"])
 @pytest.mark.parametrize(("config_file", "config"), CONFIGS.values(), ids=CONFIGS.keys())
 def test_files_the_tool_sorted_stay_sorted_after_migration(
@@ -221,6 +222,7 @@ print(json.dumps(namespace["RESULT"]))
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("version", "home"), [("0.5.19", OLD), ("0.5.23", NEW)])
 def test_compat_output_runs_on_a_real_release_of_either_layout(
         tmp_path: Path, version: str, home: str) -> None:

@@ -240,6 +240,7 @@ MACHINE_KILLS = [(impl, code) for impl, code in MUTANTS
                                   "dedupes-by-identity", "returns-a-string"}]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("impl", "code"), MACHINE_KILLS,
                          ids=[impl.name for impl, _ in MACHINE_KILLS])
 def test_the_machine_kills_lifecycle_mutants_with_a_short_step_list(

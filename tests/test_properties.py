@@ -381,6 +381,7 @@ def test_the_real_implementation_is_sglangs_own_code(version: str) -> None:
     assert impl.device_composite is not protocols.CompositeDeviceAuxiliaryOutput
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("version", CONTRACT_RELEASES)
 def test_the_properties_pass_on_real_sglang_releases(version: str) -> None:
     """SGLang's own append and composites pass every property, release by release."""

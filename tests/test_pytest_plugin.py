@@ -395,6 +395,7 @@ NESTS_COMPOSITES = """
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("profile", "outcome"), [
     pytest.param("mine-generates", {"failed": 1}, id="a-profile-that-generates-kills-it"),
     pytest.param("mine-explicit-only", {"passed": 1}, id="explicit-phase-only-runs-no-draws"),
@@ -704,6 +705,7 @@ def test_works_without_the_cacheprovider_and_with_user_settings(project: pytest.
     result.assert_outcomes(passed=9)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(sys.platform == "win32", reason="xdist subprocess spawning differs")
 def test_runs_under_xdist(project: pytest.Pytester) -> None:
     """-n 2 collects the same items on both workers and prints the header once."""
@@ -790,6 +792,7 @@ def entropy(pytester: pytest.Pytester) -> pytest.Pytester:
     return pytester
 
 
+@pytest.mark.slow
 def test_a_correct_plugin_from_the_readme_passes_in_five_runs_with_fresh_seeds(
     entropy: pytest.Pytester,
 ) -> None:
@@ -913,6 +916,7 @@ def test_a_strategy_hypothesis_refuses_to_draw_fails_one_item_with_its_message(
         "draw device outputs from the fixture's strategy: FailedHealthCheck: *")])
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(sys.platform == "win32", reason="xdist subprocess spawning differs")
 def test_under_xdist_finding_nothing_to_check_fails_one_item(project: pytest.Pytester) -> None:
     """With -n 2 the workers cannot end the run: one item fails with the same message."""
@@ -1029,6 +1033,7 @@ def test_auxcheck_batch_size_declares_the_batch_an_output_is_built_for(
     assert result.parseoutcomes().get("failed", 0) == outcome["failed"]
 
 
+@pytest.mark.slow
 def test_a_factory_taking_the_batch_is_given_each_step_s_batch(project: pytest.Pytester) -> None:
     """`def make(batch)` as the fixture value: every output is built for, and consumed with, its batch."""
     project.makepyfile(built=textwrap.dedent("""

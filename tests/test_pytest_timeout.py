@@ -44,6 +44,7 @@ HANGING = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_a_hanging_copy_to_host_is_ended_by_pytest_timeout_not_reported_as_a_finding(
         pytester: pytest.Pytester) -> None:
     pytester.makeconftest(HANGING)
@@ -115,6 +116,7 @@ STOPPED = {
 """One failing item per hanging call: the item of the rule of the call that hung."""
 
 
+@pytest.mark.slow
 def test_each_hang_fails_one_item_once_and_the_rest_of_its_group_is_skipped(
         pytester: pytest.Pytester) -> None:
     """A hang in copy_to_host, consume, an observer hook, a strategy's draw or a drawn value's

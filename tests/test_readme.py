@@ -108,6 +108,7 @@ def readme_conftest() -> str:
     return README[start:README.index("```\n", start)]
 
 
+@pytest.mark.slow
 def test_the_readme_conftest_passes_mypy_strict_against_the_stubs(tmp_path: Path) -> None:
     """The conftest snippet, with a plugin module typed as users type theirs, is mypy --strict clean.
 
@@ -130,6 +131,7 @@ def test_the_readme_conftest_passes_mypy_strict_against_the_stubs(tmp_path: Path
     assert "Success: no issues found in 2 source files" in done.stdout
 
 
+@pytest.mark.slow
 def test_the_readme_conftest_runs_under_pytest_auxcheck(pytester: pytest.Pytester) -> None:
     """pytest --auxcheck collects the snippet's four outputs and observer and every item passes."""
     pytester.makeconftest(readme_conftest() + textwrap.dedent("""

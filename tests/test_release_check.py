@@ -390,6 +390,7 @@ def test_an_import_that_arrived_in_0_5_20_fails_on_0_5_19_with_its_old_home(
     assert not real_result(tmp_path, source, "0.5.20").failed
 
 
+@pytest.mark.slow
 def test_a_re_export_removed_in_0_5_23_fails_there_naming_the_new_module(tmp_path: Path) -> None:
     """runner_utils stopped re-exporting DecodeInputBuffers: AUX503 on 0.5.23, ok on 0.5.19."""
     source = "from sglang.srt.model_executor.runner_utils import DecodeInputBuffers\n"

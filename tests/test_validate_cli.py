@@ -105,6 +105,7 @@ def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
     return status, captured.out, captured.err
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target", [
     pytest.param("tmp_plugin_mod:INSTANCE", id="instance"),
     pytest.param("tmp_plugin_mod:make_output", id="factory-function"),
@@ -192,6 +193,7 @@ LOADING_RAISES = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("source", "seen"), [
     pytest.param(*case, id=name) for name, case in LOADING_RAISES.items()])
 def test_plugin_code_that_raises_while_a_target_loads_is_a_finding_and_the_run_goes_on(
@@ -308,6 +310,7 @@ def test_the_example_plugin_validates_clean_in_every_role(
     assert out.endswith("0 findings in 3 objects\n")
 
 
+@pytest.mark.slow
 def test_every_planted_bug_is_reported_with_its_code(capsys: pytest.CaptureFixture[str]) -> None:
     """Each class of the broken plugin yields exactly its documented code."""
     sys.path.insert(0, BROKEN)
@@ -353,6 +356,7 @@ def test_rules_prints_every_code(capsys: pytest.CaptureFixture[str]) -> None:
     assert f"AUX104  {RULES['AUX104'].title}\n        fix: {RULES['AUX104'].hint}" in out
 
 
+@pytest.mark.slow
 def test_the_installed_command_validates_in_a_subprocess(plugin_dir: str) -> None:
     """The installed `auxcheck` script runs validate end to end with the documented exit codes."""
     script = shutil.which("auxcheck") or str(Path(sys.executable).parent / "auxcheck")
