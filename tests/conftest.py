@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 import pytest
+from hypothesis import core as hypothesis_core
 from hypothesis import settings
 from hypothesis.configuration import set_hypothesis_home_dir
 
@@ -48,11 +49,16 @@ def _hypothesis_of_its_own(request: pytest.FixtureRequest,
 
     Hypothesis keeps its storage under the folder the process started in: an example
     saved by a project that pytester runs in this process (its conftest may load a profile
-    with a database) would land in the checkout and be replayed by another test, or run.
+    with a database) would land in the checkout and be replayed by another test, or run;
+    the seed such a run forces is put back too.
     """
     digest = hashlib.sha256(request.node.nodeid.encode()).hexdigest()[:16]
     set_hypothesis_home_dir(tmp_path_factory.getbasetemp() / "hypothesis" / digest)
+    # --hypothesis-seed given to such a project sets this module global and never resets it
+    # (Hypothesis 6.170): every later test in the process would draw from that one seed.
+    seed = hypothesis_core.global_force_seed
     yield
+    hypothesis_core.global_force_seed = seed
     if settings.get_current_profile_name() != SUITE_PROFILE:
         settings.load_profile(SUITE_PROFILE)
 

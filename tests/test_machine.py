@@ -47,6 +47,8 @@ def test_user_leaves_are_consumed_through_the_machine() -> None:
             assert len(commits) == len(batch.reqs)
             seen.append(commits)
 
-    report = run_machine(REFERENCE, leaves=st.builds(Output), max_examples=20)
+    # Derandomized: about one random run in a hundred draws no user leaf in 20 examples.
+    report = run_machine(REFERENCE, leaves=st.builds(Output), profile="auxcheck-ci",
+                         max_examples=20)
     assert report.ok, report.to_text()
     assert seen

@@ -799,10 +799,15 @@ def test_a_correct_plugin_from_the_readme_passes_in_five_runs_with_fresh_seeds(
     """No drawn batch is mixed with an output built for another: 5 fresh seeds, 0 failures."""
     import random
 
+    # Never derandomized (the profile in force is under CI=true), which would beat the seed.
+    entropy.makeconftest(entropy.path.joinpath("conftest.py").read_text() + textwrap.dedent("""
+        settings.register_profile("fresh", max_examples=3, deadline=None, database=None,
+                                  derandomize=False)
+    """))
     for _ in range(5):
         seed = random.SystemRandom().randrange(2**32)
         result = entropy.runpytest_inprocess(
-            "--auxcheck", "--auxcheck-profile=tiny", "-p", "no:randomly",
+            "--auxcheck", "--auxcheck-profile=fresh", "-p", "no:randomly",
             f"--hypothesis-seed={seed}", "-k", "not imports")
         outcomes = result.parseoutcomes()
         assert outcomes.get("failed", 0) == 0, (seed, result.stdout.str()[-3000:])
