@@ -19,7 +19,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from helpers.processes import alive, children, ctrl_c_as_at_a_terminal, finish, wait_until
+from helpers.processes import (
+    alive,
+    children,
+    cpu_seconds,
+    ctrl_c_as_at_a_terminal,
+    finish,
+    wait_until,
+)
 
 import auxcheck.migrate._runner as runner
 from auxcheck._config import project_ignore
@@ -191,10 +198,14 @@ def _long_named_tree(folder: Path, count: int) -> list[str]:
     return names
 
 
-def _start(folder: Path, *args: str, group: bool = False) -> subprocess.Popen[str]:
+def _start(folder: Path, *args: str, group: bool = False,
+           ctrl_c_ignored: bool = False) -> subprocess.Popen[str]:
     """Starts `auxcheck migrate ARGS` in ``folder``, Ctrl-C at its default as at a terminal
-    (``group``: leading a process group of its own, as a terminal's job does)."""
+    (``group``: leading a process group of its own, as a terminal's job does), or ignored
+    as a shell starts a background job of a script (``ctrl_c_ignored``)."""
     with ctrl_c_as_at_a_terminal():
+        if ctrl_c_ignored:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)  # put back on leaving the block
         return subprocess.Popen([sys.executable, "-m", "auxcheck", "migrate", *args],
                                 cwd=folder, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                 text=True, start_new_session=group)
@@ -212,16 +223,16 @@ def _first_line(process: subprocess.Popen[str]) -> str:
     return line.decode()
 
 
-def _run_blocked_on_its_output(folder: Path, jobs: str, *, group: bool = False
-                               ) -> tuple[subprocess.Popen[str], str]:
+def _run_blocked_on_its_output(folder: Path, jobs: str, *, group: bool = False,
+                               ctrl_c_ignored: bool = False) -> subprocess.Popen[str]:
     """Starts a run that cannot end before the test reads its stderr: the pipe holds one page
-    (4 KB) and the run writes far more. Returns it and its first line, once a file is done."""
-    process = _start(folder, "-j", jobs, ".", group=group)
+    (4 KB) and the run writes far more. Returns it once it has rewritten a file."""
+    process = _start(folder, "-j", jobs, ".", group=group, ctrl_c_ignored=ctrl_c_ignored)
     assert process.stderr is not None
     fcntl.fcntl(process.stderr.fileno(), fcntl.F_SETPIPE_SZ, 4096)
     first = _first_line(process)
     assert first.startswith("Rewriting "), first
-    return process, first
+    return process
 
 
 def _names(folder: Path) -> list[str]:
@@ -261,7 +272,7 @@ def test_an_interrupt_stops_the_run_and_says_what_was_done(
     The run cannot finish before the signal lands: it blocks on its full stderr pipe until
     the test, after signalling, reads it."""
     names = _long_named_tree(tmp_path, 40)
-    process, _ = _run_blocked_on_its_output(tmp_path, jobs, group=group)
+    process = _run_blocked_on_its_output(tmp_path, jobs, group=group)
     workers = children(process.pid)
     if group:
         os.killpg(process.pid, sig)
@@ -284,29 +295,11 @@ def test_a_run_started_with_ctrl_c_ignored_ignores_it_as_asked(tmp_path: Path) -
     """A process started with SIGINT ignored (`trap '' INT`, or a background job of a script,
     which shells start so) keeps ignoring it, as every program does: the run finishes."""
     names = _long_named_tree(tmp_path, 40)
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)  # what the shell does
-    try:
-        process = subprocess.Popen([sys.executable, "-m", "auxcheck", "migrate", "-j", "2", "."],
-                                   cwd=tmp_path, stdout=subprocess.DEVNULL,
-                                   stderr=subprocess.PIPE, text=True)
-    finally:
-        signal.signal(signal.SIGINT, previous)
-    assert process.stderr is not None
-    fcntl.fcntl(process.stderr.fileno(), fcntl.F_SETPIPE_SZ, 4096)
-    assert _first_line(process).startswith("Rewriting ")
+    process = _run_blocked_on_its_output(tmp_path, "2", ctrl_c_ignored=True)
     process.send_signal(signal.SIGINT)
     _, err = finish(process, "migrate with SIGINT ignored")
     assert (process.returncode, err.count("Rewriting ")) == (0, len(names) - 1), err
     assert {(tmp_path / name).read_text() for name in names} == {MIGRATED}
-
-
-def _cpu_seconds(pid: int) -> float:
-    """Returns the processor time process ``pid`` has used so far (0 once it is gone)."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except (OSError, IndexError):
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 @pytest.mark.slow
@@ -323,7 +316,7 @@ def test_a_large_file_is_parsed_in_a_worker_that_an_interrupt_ends_at_once(
                "migrate starting its worker")
     workers = children(process.pid)
     assert len(workers) == 1
-    wait_until(lambda: _cpu_seconds(workers[0]) >= 1.0, "the worker parsing big.py")
+    wait_until(lambda: cpu_seconds(workers[0]) >= 1.0, "the worker parsing big.py")
     process.send_signal(signal.SIGINT)
     _, err = finish(process, "migrate after Ctrl-C during a parse")
     assert (process.returncode, "Fatal Python error" in err) == (130, False), err

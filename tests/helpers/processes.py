@@ -102,10 +102,22 @@ def children(pid: int) -> list[int]:
     return [child for child in found if alive(child)]
 
 
+def _stat(pid: int) -> list[str]:
+    """Returns the fields of /proc/PID/stat after the command name ([] once it is gone)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return []
+
+
 def alive(pid: int) -> bool:
     """Returns True while process ``pid`` runs (a zombie, dead but not reaped, is not)."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state not in ("Z", "X")
+    fields = _stat(pid)
+    return bool(fields) and fields[0] not in ("Z", "X")
+
+
+def cpu_seconds(pid: int) -> float:
+    """Returns the processor time process ``pid`` has used so far (0 once it is gone): how
+    far into its work it is, whatever the machine's load."""
+    fields = _stat(pid)
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK") if fields else 0.0
