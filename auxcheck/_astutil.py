@@ -10,6 +10,7 @@ __all__ = [
     "bound_names",
     "catches_import_error",
     "dotted_name",
+    "is_main_guard",
     "is_type_checking",
 ]
 
@@ -40,6 +41,12 @@ def catches_import_error(handler: ast.ExceptHandler) -> bool:
 def is_type_checking(test: ast.expr) -> bool:
     """Returns True for the test of an ``if TYPE_CHECKING:`` block (nothing in it runs)."""
     return ast.unparse(test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING")
+
+
+def is_main_guard(test: ast.expr) -> bool:
+    """Returns True for ``if __name__ == "__main__":`` (its body runs only as a script)."""
+    text = ast.unparse(test).replace("'", '"')
+    return text in ('__name__ == "__main__"', '"__main__" == __name__')
 
 
 def absolute_module(module: str, package: bool, level: int, target: str | None) -> str | None:

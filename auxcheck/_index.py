@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from auxcheck._astutil import absolute_module, bound_names, is_type_checking
+from auxcheck._astutil import absolute_module, bound_names, is_main_guard, is_type_checking
 from auxcheck.releases import Release, cache_dir
 
 __all__ = [
@@ -44,7 +44,7 @@ __all__ = [
     "summarize",
 ]
 
-INDEX_FORMAT = 2
+INDEX_FORMAT = 3
 """Bumped whenever the cached summaries change shape."""
 
 # Attributes every class has through ``object`` (and every module through its type).
@@ -206,7 +206,9 @@ class _Collector:
 
     def walk(self, body: Iterable[ast.stmt], *, hidden: bool = False) -> None:
         for node in body:
-            if isinstance(node, ast.If):
+            if isinstance(node, ast.If) and is_main_guard(node.test):
+                self.walk(node.orelse, hidden=hidden)  # the script's block binds nothing for importers
+            elif isinstance(node, ast.If):
                 self.walk(node.body, hidden=hidden or is_type_checking(node.test))
                 self.walk(node.orelse, hidden=hidden)
             elif isinstance(node, ast.Try) or type(node).__name__ == "TryStar":
@@ -315,7 +317,7 @@ def summarize(module: str, package: bool, text: str, *, whole: bool = False) -> 
     return collector.summary(_uses(module, package, text))
 
 
-def _class_summaries(module: str, text: str) -> dict[str, ClassSummary]:
+def _class_summaries(module: str, tree: ast.Module) -> dict[str, ClassSummary]:
     classes: dict[str, ClassSummary] = {}
 
     def visit(body: Iterable[ast.stmt], prefix: str) -> None:
@@ -333,7 +335,7 @@ def _class_summaries(module: str, text: str) -> dict[str, ClassSummary]:
                               *(h.body for h in getattr(node, "handlers", []))):
                     visit(block, prefix)
 
-    visit(ast.parse(text).body, "")
+    visit(tree.body, "")
     return classes
 
 
@@ -386,6 +388,7 @@ class ReleaseIndex:
         self.cache = cache
         self._summaries: dict[str, ModuleSummary | None] = {}
         self._classes: dict[str, dict[str, ClassSummary]] = {}
+        self._trees: dict[str, ast.Module | None] = {}
         self._complete = False
         self._homes: Homes | None = None
 
@@ -549,6 +552,13 @@ class ReleaseIndex:
                       reason=f"{owner.where} is a {owner.kind or 'value'}; auxcheck cannot see "
                              "its attributes")
 
+    def split_where(self, where: str) -> tuple[str, str]:
+        """Returns (module, qualname) of a dotted definition: the longest module with a file."""
+        module, _, qualname = self._split_class(where)
+        if not qualname:
+            module, _, qualname = where.rpartition(".")
+        return module, qualname
+
     def _split_class(self, where: str) -> tuple[str, str, str]:
         parts = where.split(".")
         for at in range(len(parts) - 1, 0, -1):
@@ -560,13 +570,20 @@ class ReleaseIndex:
     def classes(self, module: str) -> Mapping[str, ClassSummary]:
         """Returns the classes of ``module`` (nested ones as ``Outer.Inner``), by qualname."""
         if module not in self._classes:
+            tree = self.tree(module)
+            self._classes[module] = _class_summaries(module, tree) if tree is not None else {}
+        return self._classes[module]
+
+    def tree(self, module: str) -> ast.Module | None:
+        """Returns the whole ast of ``module`` (parsed once, kept), None when absent or broken."""
+        if module not in self._trees:
             path = self.module_file(module)
             text = self.release.read(path) if path else None
             try:
-                self._classes[module] = _class_summaries(module, text) if text else {}
-            except SyntaxError:
-                self._classes[module] = {}
-        return self._classes[module]
+                self._trees[module] = ast.parse(text) if text is not None else None
+            except (SyntaxError, ValueError, RecursionError):
+                self._trees[module] = None
+        return self._trees[module]
 
     def member(self, module: str, qualname: str, attr: str, *,
                _seen: frozenset[str] = frozenset()) -> Lookup:

@@ -917,7 +917,11 @@ def module_name_of(path: str, *, anchors: Iterable[str] = ()) -> str | None:
     anchor_set = set(anchors)
     if not parts or parts[0] not in anchor_set:
         names = file.parent.parts
-        hits = [i for i, name in enumerate(names) if name in anchor_set]
+        # An anchor is a package (its __init__.py), or the file sits in namespace folders
+        # only: a plugin checked out under a folder named `sglang/` keeps its own packages.
+        in_package = len(parts) > (0 if stem == "__init__" else 1)
+        hits = [i for i, name in enumerate(names) if name in anchor_set and (
+            not in_package or is_file(Path(*names[:i + 1]) / "__init__.py"))]
         if hits:
             parts = [*names[hits[-1]:], *([] if stem == "__init__" else [stem])]
     return ".".join(parts) if parts and all(p.isidentifier() for p in parts) else None
