@@ -37,6 +37,7 @@ from __future__ import annotations
 import atexit
 import dataclasses
 import importlib.util
+import inspect
 import json
 import logging
 import os
@@ -704,7 +705,7 @@ def _settle_values(guard: Guard, settings: GuardSettings) -> None:
 def _target_problems(settings: GuardSettings) -> dict[str, str]:
     """Returns, per hook target the running SGLang lacks, why (empty when all resolve)."""
     from auxcheck._index import ReleaseIndex
-    from auxcheck._release_check import hook_target_problem
+    from auxcheck._signature_check import hook_target_problem
     from auxcheck.releases import Release, ReleaseError
 
     root = _sglang_root()
@@ -721,7 +722,31 @@ def _target_problems(settings: GuardSettings) -> dict[str, str]:
         problem = hook_target_problem(point.target, point.hook_type, index)
         if problem is not None:
             problems[point.target] = f"hook target {point.target} not found: {problem}"
+            continue
+        problem = _signature_problem(point, index)
+        if problem is not None:
+            problems[point.target] = (f"hook on {point.target} cannot take the calls "
+                                      f"HookRegistry makes: {problem}")
     return problems
+
+
+def _signature_problem(point: HookPoint, index: Any) -> str | None:
+    """Returns why the guard's own handler cannot take the calls made on ``point``'s target.
+
+    The rule ``auxcheck check`` applies to a plugin's hooks (AUX703), on the running
+    SGLang's source; a target whose signature cannot be read is not judged.
+    """
+    from auxcheck._definitions import callee
+    from auxcheck._signature_check import hook_signature_problem, target_signature
+
+    found = index.resolve(point.target)
+    target = callee(index, found.where) if found.ok and found.certain else None
+    signature = target_signature(target, point.hook_type) if target is not None else None
+    if signature is None or isinstance(signature, str):
+        return None
+    handler = inspect.signature(getattr(Guard, point.handler))
+    bound = handler.replace(parameters=list(handler.parameters.values())[1:])  # drop self
+    return hook_signature_problem(signature, bound, point.hook_type)
 
 
 def _sglang_root() -> Path | None:

@@ -1,11 +1,15 @@
 """``auxcheck check --sglang R1,R2``: judges a plugin against each SGLang release's own source.
 
-Per release, four stages, none importing SGLang:
+Per release, six stages, none importing SGLang:
 
-- ``imports``: every ``sglang`` import, module-attribute use and patch target resolves
-  (AUX503, with the fix where a move is known);
-- ``hooks``: every ``HookRegistry.register`` / ``@plugin_hook`` target exists, and class
-  targets take only ``HookType.REPLACE`` as ``apply_hooks`` demands (AUX701);
+- ``imports``: every ``sglang`` import and patch target resolves (AUX503, with the fix
+  where a move is known);
+- ``attributes``: every ``module.attr`` and ``Class.attr`` use of an imported SGLang name
+  resolves, through class bases, class-level names and dataclass fields (AUX503);
+- ``hooks``: every ``HookRegistry.register`` / ``@plugin_hook`` target exists (AUX701)
+  and the hook takes the call HookRegistry makes on the target's signature (AUX703);
+- ``calls``: every call the plugin makes to an SGLang function, class or method it
+  names binds to that release's signature (AUX704);
 - ``entry-points``: every ``sglang.srt.plugins`` entry point of ``pyproject.toml`` names
   a module-level callable that takes no arguments, and the release loads plugins (AUX702);
 - ``contract``: the plugin's implementations of the contract protocols accept the calls
@@ -15,14 +19,17 @@ Per release, four stages, none importing SGLang:
 from __future__ import annotations
 
 import ast
+import gc
 import inspect
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from auxcheck._astutil import bound_names
 from auxcheck._calls import arity_problem
+from auxcheck._definitions import close_names, names_in
 from auxcheck._index import Lookup, ReleaseIndex
 from auxcheck._plugin_scan import (
     CONTRACT_METHODS,
@@ -30,9 +37,11 @@ from auxcheck._plugin_scan import (
     EntryPoint,
     ImportUse,
     PluginScan,
+    taken_branch,
 )
+from auxcheck._signature_check import call_stage, hook_stage, hook_target_problem
+from auxcheck._stage import ReleaseStage, StageBuilder
 from auxcheck._stubcheck import ClassInfo, FunctionInfo, parse_module
-from auxcheck.report import Finding
 
 __all__ = [
     "RELEASE_STAGES",
@@ -43,38 +52,12 @@ __all__ = [
     "render_matrix",
 ]
 
-RELEASE_STAGES = ("imports", "hooks", "entry-points", "contract")
+RELEASE_STAGES = ("imports", "attributes", "hooks", "calls", "entry-points", "contract")
 
 _CONTRACT_MODULES = ("sglang.srt.managers.auxiliary_output",
                      "sglang.srt.sampling.sampling_observer",
                      "sglang.srt.model_executor.forward_observer")
 _METHOD_CODES = {"copy_to_host": "AUX102", "consume": "AUX201"}
-_HOOK_REGISTRY = "sglang.srt.plugins.hook_registry"
-
-
-@dataclass(frozen=True, slots=True)
-class ReleaseStage:
-    """One cell of the release matrix: a stage's result on one release."""
-
-    stage: str
-    result: str
-    checked: int = 0
-    findings: tuple[Finding, ...] = ()
-    notes: tuple[str, ...] = ()
-
-    @property
-    def failed(self) -> bool:
-        """Returns True when the stage found a problem."""
-        return self.result == "fail"
-
-    def cell(self) -> str:
-        """Returns the matrix cell: ``ok (3)``, ``FAIL 2 AUX503``, ``-`` when nothing to check."""
-        if self.result == "fail":
-            codes: dict[str, int] = {}
-            for finding in self.findings:
-                codes[finding.code] = codes.get(finding.code, 0) + 1
-            return "FAIL " + ", ".join(f"{n} {code}" for code, n in sorted(codes.items()))
-        return f"ok ({self.checked})" if self.checked else "-"
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,37 +78,19 @@ class ReleaseResult:
         """Returns the result as JSON-ready data."""
         return {"version": self.version, "source": self.label, "ok": not self.failed,
                 "error": self.error,
-                "stages": [{"stage": s.stage, "result": s.result, "checked": s.checked,
-                            "findings": [f.to_dict() for f in s.findings],
-                            "notes": list(s.notes)} for s in self.stages]}
-
-
-@dataclass(slots=True)
-class _Stage:
-    name: str
-    checked: int = 0
-    findings: list[Finding] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-
-    def fail(self, code: str, location: str, seen: str, expected: str, hint: str = "") -> None:
-        finding = Finding.of(code, seen, expected, location=location)
-        if hint:
-            finding = Finding(code, finding.message, None, hint, location)
-        self.findings.append(finding)
-
-    def done(self) -> ReleaseStage:
-        result = "fail" if self.findings else "ok"
-        return ReleaseStage(self.name, result, self.checked, tuple(self.findings),
-                            tuple(self.notes))
+                "stages": [s.to_dict() for s in self.stages]}
 
 
 # ---------------------------------------------------------------- imports
 
 
-def _import_stage(scan: PluginScan, index: ReleaseIndex, homes: _Hints) -> ReleaseStage:
-    stage = _Stage("imports")
+def _import_stage(scan: PluginScan, index: ReleaseIndex, homes: _Hints, *,
+                  attributes: bool = False) -> ReleaseStage:
+    stage = StageBuilder("attributes" if attributes else "imports")
     groups: dict[str, list[tuple[ImportUse, Lookup]]] = {}
     for use in scan.imports:
+        if (use.kind == "attribute") != attributes:
+            continue
         stage.checked += 1
         found = _resolve_use(use, index)
         if use.group is not None:
@@ -148,11 +113,12 @@ def _import_stage(scan: PluginScan, index: ReleaseIndex, homes: _Hints) -> Relea
             shown = ", ".join(f"`{u.text}`" for u, _ in broken)
             stage.notes.append(f"{group}: {shown} does not resolve in sglang {index.version}; "
                                "the `except ImportError` there handles it")
-    stage.notes += scan.unreadable
+    if not attributes:
+        stage.notes += scan.unreadable
     return stage.done()
 
 
-def _unresolved(stage: _Stage, use: ImportUse, found: Lookup, index: ReleaseIndex,
+def _unresolved(stage: StageBuilder, use: ImportUse, found: Lookup, index: ReleaseIndex,
                 homes: _Hints, *, also: str = "") -> None:
     stage.fail("AUX503", use.location,
                f"`{use.text}` does not resolve in sglang {index.version}: {found.reason}{also}",
@@ -171,7 +137,10 @@ def _resolve_use(use: ImportUse, index: ReleaseIndex) -> Lookup:
         return index.provides(use.module, use.name)
     if use.create:  # mock.patch(..., create=True) makes the attribute: only the owner must exist
         return index.resolve(use.module)
-    return index.resolve(use.dotted)
+    dotted = taken_branch(use.dotted, use.alternatives, index.module_exists)
+    if dotted is None:
+        return Lookup(False, reason="none of " + ", ".join(use.alternatives) + " exists")
+    return index.resolve(dotted)
 
 
 class _Hints:
@@ -192,65 +161,21 @@ class _Hints:
         if home is not None and home != use.module:
             return (f"sglang {index.version} defines {name} in {home}; import it from there "
                     "(with a `try: ... except ImportError:` fallback to keep other releases)")
+        owner = index.resolve(use.module) if use.kind != "from" else Lookup(
+            index.module_exists(use.module), "module", use.module)
+        near = close_names(name, names_in(owner, index)) if owner.ok and owner.certain else []
+        if near:
+            return (f"sglang {index.version} has no {name} there; the closest names in "
+                    f"{use.module}: {', '.join(near)}")
         return (f"sglang {index.version} has no {name} anywhere: stop using it, or drop sglang "
                 f"{index.version} from the releases you support")
-
-
-# ---------------------------------------------------------------- hooks
-
-
-def _hook_stage(scan: PluginScan, index: ReleaseIndex) -> ReleaseStage:
-    stage = _Stage("hooks")
-    if scan.hooks and not index.module_exists(_HOOK_REGISTRY):
-        for hook in scan.hooks:
-            stage.checked += 1
-            stage.fail("AUX701", hook.location,
-                       f"`{hook.text}`: sglang {index.version} has no {_HOOK_REGISTRY}",
-                       "expected a release whose HookRegistry applies the hook")
-        return stage.done()
-    for hook in scan.hooks:
-        if hook.target is None:
-            stage.notes.append(f"{hook.location}: hook target is not a string constant; "
-                               "not checked")
-            continue
-        stage.checked += 1
-        problem = hook_target_problem(hook.target, hook.hook_type, index)
-        if problem is not None:
-            stage.fail("AUX701", hook.location, f"hook target {hook.target!r}: {problem}",
-                       f"expected a function, class or method that sglang {index.version} has")
-    return stage.done()
-
-
-def hook_target_problem(target: str, hook_type: str, index: ReleaseIndex) -> str | None:
-    """Returns why ``apply_hooks`` of ``index``'s release cannot hook ``target``, or None.
-
-    ``hook_type`` is the HookType's name (``"?"`` when unknown). The one judgement of a
-    hook target: ``auxcheck check`` uses it on a plugin's hooks (AUX701), the live-server
-    guard on its own before it registers them.
-    """
-    owner_path, _, attr = target.rpartition(".")
-    if not owner_path or not target.startswith("sglang."):
-        return ("not a dotted path into sglang of the form module.attribute "
-                "(HookRegistry rejects it)")
-    owner = index.resolve(owner_path)
-    if not owner.ok:
-        return f"{owner_path} does not resolve in sglang {index.version}: {owner.reason}"
-    if not owner.certain:
-        return None
-    found = index.attribute(owner, attr)
-    if not found.ok:
-        return f"sglang {index.version} has no {target}: {found.reason}"
-    if found.certain and found.kind == "class" and hook_type not in ("REPLACE", "?"):
-        return (f"{target} is a class and apply_hooks allows only HookType.REPLACE on a class "
-                f"(got {hook_type}); hook one of its methods instead")
-    return None
 
 
 # ---------------------------------------------------------------- entry points
 
 
 def _entry_stage(scan: PluginScan, index: ReleaseIndex) -> ReleaseStage:
-    stage = _Stage("entry-points")
+    stage = StageBuilder("entry-points")
     stage.notes += scan.problems
     loads = index.module_exists("sglang.srt.plugins") and index.provides(
         "sglang.srt.plugins", "load_plugins").ok
@@ -347,7 +272,7 @@ def _required(args: ast.arguments) -> list[str]:
 
 
 def _contract_stage(scan: PluginScan, index: ReleaseIndex) -> ReleaseStage:
-    stage = _Stage("contract")
+    stage = StageBuilder("contract")
     protocols = release_protocols(index)
     for cls in scan.classes:
         protocol = protocols.get(cls.protocol)
@@ -416,11 +341,31 @@ def signature_problem(theirs: FunctionInfo, ours: FunctionInfo, *, static: bool)
 # ---------------------------------------------------------------- one release
 
 
+@contextmanager
+def _few_collections() -> Iterator[None]:
+    # Reading a release parses SGLang's large modules: millions of ast nodes, none in a
+    # cycle. At the default threshold the cyclic collector walks them thousands of times
+    # (about 40% of a three-release check); a higher one collects the same garbage.
+    before = gc.get_threshold()
+    gc.set_threshold(max(before[0], 100_000), *before[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*before)
+
+
 def check_release(scan: PluginScan, index: ReleaseIndex, *, moves: Any = None) -> ReleaseResult:
-    """Returns the plugin's result on one release: imports, hooks, entry points, contract."""
+    """Returns the plugin's result on one release: every stage of :data:`RELEASE_STAGES`."""
+    with _few_collections():
+        return _check_release(scan, index, moves)
+
+
+def _check_release(scan: PluginScan, index: ReleaseIndex, moves: Any) -> ReleaseResult:
     stages = (
         _import_stage(scan, index, _Hints(moves)),
-        _hook_stage(scan, index),
+        _import_stage(scan, index, _Hints(moves), attributes=True),
+        hook_stage(scan, index),
+        call_stage(scan, index),
         _entry_stage(scan, index),
         _contract_stage(scan, index),
     )
@@ -433,7 +378,7 @@ def render_matrix(results: Sequence[ReleaseResult]) -> str:
     rows: list[tuple[str, ...]] = [header]
     for result in results:
         if result.error is not None:
-            rows.append((result.version, "ERROR", "", "", ""))
+            rows.append((result.version, "ERROR", *[""] * (len(RELEASE_STAGES) - 1)))
         else:
             rows.append((result.version, *(s.cell() for s in result.stages)))
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]

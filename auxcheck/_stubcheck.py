@@ -36,6 +36,7 @@ __all__ = [
     "compare_modules",
     "dir_reader",
     "find_stubs_dir",
+    "parse_function",
     "parse_module",
     "source_version",
     "stubs_sglang_version",
@@ -194,7 +195,7 @@ def parse_module(name: str, text: str, *, stub: bool) -> ModuleInfo:
             if node.name == "__getattr__" and stub:
                 partial = True
             else:
-                symbols[node.name] = _parse_function(node)
+                symbols[node.name] = parse_function(node)
         elif isinstance(node, ast.ImportFrom):
             for alias, origin in _imported_names(node, stub=stub):
                 symbols[alias] = origin
@@ -240,7 +241,8 @@ def _assigned_names(node: ast.stmt) -> list[str]:
     return []
 
 
-def _parse_function(node: ast.FunctionDef | ast.AsyncFunctionDef) -> FunctionInfo:
+def parse_function(node: ast.FunctionDef | ast.AsyncFunctionDef) -> FunctionInfo:
+    """Returns a ``def``'s parameters, decorator names (last part) and whether it is async."""
     decorators = frozenset(_decorator_name(d) for d in node.decorator_list)
     is_async = isinstance(node, ast.AsyncFunctionDef)
     return FunctionInfo(node.name, _parse_params(node.args), decorators, is_async)
@@ -285,7 +287,7 @@ def _parse_class(node: ast.ClassDef) -> ClassInfo:
     attributes: set[str] = set()
     for item in node.body:
         if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            methods[item.name] = _parse_function(item)
+            methods[item.name] = parse_function(item)
             attributes.update(_self_attributes(item))
         elif isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
             fields.append((item.target.id, item.value is not None))

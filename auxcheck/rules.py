@@ -111,6 +111,12 @@ _TABLE: tuple[tuple[str, str, str], ...] = (
                 "taking no arguments"),
      ('point the entry point at a module-level function of the plugin, '
       '`name = "package.module:register"`, that takes no arguments')),
+    ("AUX703", ("a hook cannot take the call `HookRegistry` makes for its type on the target's "
+                "signature in that release"),
+     ("give the hook the target's parameters (after `result` for AFTER, `original_fn` for "
+      "AROUND), or take `*args, **kwargs` and pass them on")),
+    ("AUX704", "a call into SGLang does not bind to the callee's signature in that release",
+     ("call it with the parameters that release declares, or branch on the release")),
 )
 
 _NOTES = frozenset({"AUX106"})

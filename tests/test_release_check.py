@@ -108,9 +108,9 @@ def codes(result: ReleaseResult) -> dict[str, list[str]]:
     pytest.param("import sglang.srt.managers.scheduler as s\nx = s.Scheduler.Inner\n", {},
                  id="attribute-through-alias"),
     pytest.param("import sglang.srt.managers.scheduler as s\nx = s.Missing\n",
-                 {"imports": ["AUX503"]}, id="missing-attribute-through-alias"),
+                 {"attributes": ["AUX503"]}, id="missing-attribute-through-alias"),
     pytest.param("import sglang.srt.managers.scheduler\nsglang.srt.managers.scheduler.Missing\n",
-                 {"imports": ["AUX503"]}, id="missing-attribute-through-dotted-import"),
+                 {"attributes": ["AUX503"]}, id="missing-attribute-through-dotted-import"),
     pytest.param("from unittest import mock\nmock.patch('sglang.srt.managers.scheduler.Gone')\n",
                  {"imports": ["AUX503"]}, id="patch-target-missing"),
     pytest.param("from unittest import mock\n"
@@ -266,8 +266,8 @@ def test_the_command_prints_a_release_by_stage_table_and_fails_on_any_release(
     status = main([str(plugin), *SKIP_OTHERS, "--source", str(release), "--offline"])
     out = capsys.readouterr().out
     assert status == 1
-    assert "release  imports        hooks  entry-points  contract" in out
-    assert "9.1.0    FAIL 1 AUX503  -      -             -" in out
+    assert "release  imports        attributes  hooks  calls  entry-points  contract" in out
+    assert "9.1.0    FAIL 1 AUX503  -           -      -      -             -" in out
     assert "plug/hooks.py:1:1: AUX503 `from sglang.srt.managers.gone import X` does not " \
            "resolve in sglang 9.1.0: module sglang.srt.managers.gone does not exist" in out
 
@@ -284,7 +284,8 @@ def test_json_holds_every_release_with_its_stages_and_findings(
     assert status == 0 and document["ok"]
     [only] = sglang["data"]["releases"]
     assert only["version"] == "9.1.0" and only["ok"]
-    assert [s["stage"] for s in only["stages"]] == ["imports", "hooks", "entry-points", "contract"]
+    assert [s["stage"] for s in only["stages"]] == [
+        "imports", "attributes", "hooks", "calls", "entry-points", "contract"]
     assert only["stages"][0]["checked"] == 1
 
 
@@ -363,7 +364,9 @@ def test_specforge_style_hook_registrations_pass_on_real_releases(
     result = real_result(tmp_path, SPECFORGE_STYLE, version,
                          pyproject=ENTRY + 'capture = "plug.hooks:register"\n')
     assert not result.failed, render_matrix([result])
-    assert [s.checked for s in result.stages] == [2, 2, 1, 0]
+    # imports 2; attributes: HookRegistry.register and HookType.AFTER, twice; hooks 2;
+    # calls: the two HookRegistry.register calls; one entry point.
+    assert [s.checked for s in result.stages] == [2, 4, 2, 2, 1, 0]
 
 
 @pytest.mark.parametrize("version", ["0.5.19", "0.5.20", "0.5.23"])
@@ -413,3 +416,249 @@ def test_relative_imports_inside_an_sglang_tree_resolve_against_the_release(tmp_
     assert finding.code == "AUX503"
     assert finding.message.startswith("`from ..managers.gone import Missing` does not resolve in "
                                       "sglang 9.1.0: module sglang.srt.managers.gone does not exist")
+
+
+# ---------------------------------------------------------------- calls, attributes, outside targets
+
+API = {**RELEASE_FILES, "sglang/srt/managers/api.py": """
+    import dataclasses
+    from dataclasses import dataclass, field
+
+    def compute(tp_rank, *, scale=1.0): ...
+
+    @dataclass
+    class Result:
+        infos: list
+        pids: list = field(default_factory=list)
+        block_until_exits: object = None
+
+    @dataclass(kw_only=True)
+    class Options:
+        size: int = 0
+
+    @dataclass
+    class MoreResult(Result):
+        extra: int = 0
+
+    class Batch:
+        LIMIT = 4
+        size: int = 0
+
+        def __init__(self, reqs, *, pool=None): ...
+
+        @classmethod
+        def init_new(cls, reqs, model_runner, *, capture=None): ...
+
+        @staticmethod
+        def helper(x): ...
+
+        def evict(self, req, pre_len): ...
+
+    class Child(Batch):
+        pass
+
+    if __name__ == "__main__":
+        result = compute(0)
+    """}
+"""The small release plus a module of callees of every kind."""
+
+
+def judge_api(tmp_path: Path, source: str) -> ReleaseResult:
+    """Returns the plugin's result on the small release with the ``api`` module."""
+    release = Release.from_source(build_release(tmp_path / "release", API))
+    plugin = build_plugin(tmp_path / "plugin", source)
+    return check_release(scan_project(plugin), ReleaseIndex(release), moves=builtin_moves())
+
+
+FROM_API = "from sglang.srt.managers.api import Batch, Child, MoreResult, Options, Result, compute\n"
+
+
+@pytest.mark.parametrize(("call", "problem"), [
+    pytest.param("compute(0)", None, id="function-positional"),
+    pytest.param("compute(tp_rank=0, scale=2.0)", None, id="function-keywords"),
+    pytest.param("compute(None, tp_rank=0)", "multiple values for argument 'tp_rank'",
+                 id="function-argument-given-twice"),
+    pytest.param("compute(0, 2.0)", "too many positional arguments",
+                 id="keyword-only-parameter-by-position"),
+    pytest.param("Result(infos=[], block_until_exits=None)", None, id="dataclass-fields"),
+    pytest.param("Result(infos=[], wait_for_completion=None)",
+                 "got an unexpected keyword argument 'wait_for_completion'",
+                 id="dataclass-unknown-field"),
+    pytest.param("Result()", "missing a required argument: 'infos'", id="dataclass-missing-field"),
+    pytest.param("Options(0)", "too many positional arguments", id="kw-only-dataclass"),
+    pytest.param("MoreResult([], extra=1)", None, id="inherited-dataclass-fields"),
+    pytest.param("Batch([], pool=None)", None, id="class-init"),
+    pytest.param("Child([], None)", "too many positional arguments", id="inherited-init"),
+    pytest.param("Batch.init_new([], None, capture=1)", None, id="classmethod-through-the-class"),
+    pytest.param("Batch.init_new(Batch, [], None)", "too many positional arguments",
+                 id="classmethod-given-cls"),
+    pytest.param("Batch.helper(1)", None, id="staticmethod"),
+    pytest.param("Batch.evict(batch, req, 3)", None, id="method-through-the-class-takes-self"),
+    pytest.param("Batch.evict(req, 3)", "missing a required argument: 'pre_len'",
+                 id="method-through-the-class-without-self"),
+])
+def test_calls_into_sglang_bind_to_the_releases_signature(
+    tmp_path: Path, call: str, problem: str | None,
+) -> None:
+    """Each call binds with Python's rules to the callee as that release declares it (AUX704)."""
+    result = judge_api(tmp_path, FROM_API + f"def use(batch, req):\n    {call}\n")
+    calls = next(s for s in result.stages if s.stage == "calls")
+    assert calls.checked == 1
+    if problem is None:
+        assert calls.findings == () and [j.verdict for j in calls.judged] == ["ok"]
+    else:
+        [finding] = calls.findings
+        assert finding.code == "AUX704" and finding.message.endswith(problem + "; expected a "
+                                                                     "call that binds to " +
+                                                                     call.split("(")[0]
+                                                                     .split(".")[-1] +
+                                                                     " in sglang 9.1.0")
+
+
+@pytest.mark.parametrize(("source", "note"), [
+    pytest.param("def use(args):\n    compute(*args)\n", "passes *args or **kwargs",
+                 id="splat"),
+    pytest.param("def use():\n    try:\n        compute(0, 2.0)\n    except TypeError:\n"
+                 "        compute(0)\n", "whose handler catches TypeError", id="try-type-error"),
+    pytest.param("import sglang\ndef use():\n    if sglang.__version__ < '0.5.20':\n"
+                 "        compute(0, 2.0)\n", "runs under `if sglang.__version__ < '0.5.20'`",
+                 id="version-branch"),
+])
+def test_calls_whose_binding_cannot_be_judged_are_notes(
+    tmp_path: Path, source: str, note: str,
+) -> None:
+    """A splat, or a call a TypeError handler or a version test guards, is a note, not AUX704."""
+    result = judge_api(tmp_path, FROM_API + source)
+    calls = next(s for s in result.stages if s.stage == "calls")
+    assert calls.findings == ()
+    assert any(note in n for n in calls.notes), calls.notes
+
+
+def test_a_broad_except_does_not_hide_a_call_that_cannot_bind(tmp_path: Path) -> None:
+    """`except Exception` around plugin logic is not a plan for a signature change: AUX704."""
+    source = FROM_API + "def use():\n    try:\n        compute(0, 2.0)\n    except Exception:\n" \
+                        "        pass\n"
+    assert codes(judge_api(tmp_path, source)) == {"calls": ["AUX704"]}
+
+
+@pytest.mark.parametrize(("use", "expected"), [
+    pytest.param("Batch.LIMIT", [], id="class-level-assignment"),
+    pytest.param("Batch.size", [], id="annotation-with-value"),
+    pytest.param("Result.infos", [], id="dataclass-field"),
+    pytest.param("Child.init_new", [], id="through-a-base"),
+    pytest.param("Batch.missing", ["AUX503"], id="missing-member"),
+    pytest.param("Child.missing", ["AUX503"], id="missing-through-bases"),
+    pytest.param("compute.__name__", [], id="function-object-attribute"),
+    pytest.param("None\nimport sglang.srt.managers.api as api\napi.NEW = 1\ny = api.NEW", [],
+                 id="an-attribute-the-plugin-assigns"),
+])
+def test_class_attributes_of_imported_sglang_names_resolve(
+    tmp_path: Path, use: str, expected: list[str],
+) -> None:
+    """`Class.attr` of an imported SGLang class resolves through bases, assignments, fields."""
+    result = judge_api(tmp_path, FROM_API + f"x = {use}\n")
+    assert codes(result).get("attributes", []) == expected
+
+
+def test_a_name_bound_only_under_main_is_not_importable(tmp_path: Path) -> None:
+    """`if __name__ == "__main__":` binds nothing for importers: importing its names fails."""
+    result = judge_api(tmp_path, "from sglang.srt.managers.api import result\n")
+    assert codes(result) == {"imports": ["AUX503"]}
+
+
+COMPAT = """
+    try:
+        import sglang.srt.managers.auxiliary_output as so
+    except ImportError:
+        import sglang.srt.sampling.sampling_observer as so
+
+    x = so.CommittedTokens
+    """
+
+
+def test_a_module_alias_from_try_except_import_error_resolves_per_branch(tmp_path: Path) -> None:
+    """The try body's module is the alias when it imports; the except branch's otherwise."""
+    result = judge(tmp_path, COMPAT)
+    assert not result.failed, render_matrix([result])
+    assert next(s for s in result.stages if s.stage == "attributes").checked == 1
+
+
+@pytest.mark.parametrize(("installed", "state"), [
+    pytest.param({"fakekernel/__init__.py": "from fakekernel.mla import run\n",
+                  "fakekernel/mla.py": "def run(q, k): ...\n"}, "found in the installed",
+                 id="installed"),
+    pytest.param({"fakekernel/__init__.py": "", "fakekernel/mla.py": "def other(): ...\n"},
+                 "does not define it", id="installed-without-the-name"),
+    pytest.param({}, "resolves nowhere auxcheck can read", id="not-installed"),
+])
+def test_targets_outside_sglang_are_read_from_the_environment_and_never_fail(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, installed: dict[str, str], state: str,
+) -> None:
+    """A target in another package (sgl_kernel...) is looked up without running it: a note."""
+    site = tmp_path / "site"
+    for path, text in installed.items():
+        (site / path).parent.mkdir(parents=True, exist_ok=True)
+        (site / path).write_text(text)
+    (site / "fakekernel").mkdir(parents=True, exist_ok=True)
+    (site / "fakekernel" / "__init__.py").write_text(
+        "raise SystemExit('auxcheck ran the package')\n" + installed.get(
+            "fakekernel/__init__.py", ""))
+    monkeypatch.syspath_prepend(str(site)) if installed else None
+    result = judge(tmp_path, HOOKS + "def f(*a, **k): ...\n"
+                   "HookRegistry.register('fakekernel.mla.run', f, HookType.REPLACE)\n"
+                   "HookRegistry.register('fakekernel.run', f, HookType.REPLACE)\n")
+    hooks = next(s for s in result.stages if s.stage == "hooks")
+    assert hooks.findings == ()
+    assert [j.verdict for j in hooks.judged] == ["note", "note"]
+    assert state in hooks.notes[0]
+
+
+def test_a_target_that_is_not_a_dotted_path_is_aux701(tmp_path: Path) -> None:
+    """HookRegistry raises ValueError on a target without a module part."""
+    result = judge(tmp_path, HOOKS + "def f(*a, **k): ...\nHookRegistry.register('target', f)\n")
+    [finding] = next(s for s in result.stages if s.stage == "hooks").findings
+    assert finding.code == "AUX701" and "not a dotted path" in finding.message
+
+
+def test_a_missing_target_names_the_closest_names_and_its_new_home(tmp_path: Path) -> None:
+    """The fix says where to go: near names in that class, and where the release defines it."""
+    result = judge(tmp_path, HOOKS + "def f(*a, **k): ...\n"
+                   "HookRegistry.register('sglang.srt.managers.scheduler.Scheduler."
+                   "get_output_streamer_klass', f)\n"
+                   "HookRegistry.register('sglang.srt.managers.gone.run_scheduler_process', f)\n")
+    first, second = next(s for s in result.stages if s.stage == "hooks").findings
+    assert first.hint.startswith("the closest names in sglang.srt.managers.scheduler.Scheduler: "
+                                 "get_output_streamer_class")
+    assert second.hint.startswith("sglang 9.1.0 defines run_scheduler_process in "
+                                  "sglang.srt.managers.scheduler: hook "
+                                  "sglang.srt.managers.scheduler.run_scheduler_process")
+
+
+def test_the_json_carries_each_judgement(tmp_path: Path) -> None:
+    """Every hook, call and attribute judged is in the stage's `judged` list, with a verdict."""
+    result = judge_api(tmp_path, FROM_API + "compute(0)\ncompute(0, 2.0)\n")
+    calls = next(s for s in result.to_dict()["stages"] if s["stage"] == "calls")
+    assert [j["verdict"] for j in calls["judged"]] == ["ok", "fail"]
+    assert calls["judged"][1]["location"] == "plug/hooks.py:3:1"
+
+
+def test_a_plugin_kept_under_a_folder_named_sglang_keeps_its_own_packages(tmp_path: Path) -> None:
+    """`integrations/sglang/src/plug/` is the plugin's package, not a file of SGLang: its
+    relative imports are its own (OrbitKV lays itself out so)."""
+    release = Release.from_source(build_release(tmp_path / "release"))
+    project = write_release(tmp_path / "repo", {
+        "integrations/sglang/pyproject.toml": "",
+        "integrations/sglang/src/plug/__init__.py": "from .hooks import register\n",
+        "integrations/sglang/src/plug/hooks.py": "def register(): ...\n",
+    })
+    result = check_release(scan_project(project / "integrations" / "sglang"),
+                           ReleaseIndex(release))
+    assert not result.failed, render_matrix([result])
+
+
+def test_a_missing_attribute_names_the_closest_names_of_its_class(tmp_path: Path) -> None:
+    """`Batch.evicts` is AUX503; the fix names `evict`, found on the release's class."""
+    result = judge_api(tmp_path, FROM_API + "x = Child.evicts\n")
+    [finding] = next(s for s in result.stages if s.stage == "attributes").findings
+    assert finding.hint == ("sglang 9.1.0 has no evicts there; the closest names in "
+                            "sglang.srt.managers.api.Child: evict")

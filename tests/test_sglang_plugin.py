@@ -294,18 +294,25 @@ def test_every_target_of_the_guard_resolves_in_each_release_read(version: str) -
         assert _guard._target_problems(_guard.GuardSettings("warn", values=True)) == {}
 
 
-def test_a_target_missing_from_the_running_sglang_turns_its_check_off_and_says_so(
-        process: SGLangProcess, monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
-        caplog: pytest.LogCaptureFixture) -> None:
-    """The guard reads the running SGLang's source first: a renamed method is not hooked."""
+def guard_tree(tmp_path: Path, old: str, new: str) -> Path:
+    """Returns a release tree of the guard's target modules (0.5.99), with ``old`` replaced
+    by ``new`` in ``managers/utils.py``."""
     files = {}
     for point in _guard.HOOKS:
         path = point.target.rsplit(".", 2)[0].replace(".", "/") + ".py"
         files[path] = (real_tree(RELEASE) / path).read_text(encoding="utf-8")
     utils = "sglang/srt/managers/utils.py"
-    files[utils] = files[utils].replace("def copy_auxiliary_output_to_cpu(", "def _renamed(")
+    assert old in files[utils]
+    files[utils] = files[utils].replace(old, new)
     files["sglang/version.py"] = '__version__ = "0.5.99"\n'
-    tree = write_release(tmp_path / "tree", files)
+    return write_release(tmp_path / "tree", files)
+
+
+def test_a_target_missing_from_the_running_sglang_turns_its_check_off_and_says_so(
+        process: SGLangProcess, monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+        caplog: pytest.LogCaptureFixture) -> None:
+    """The guard reads the running SGLang's source first: a renamed method is not hooked."""
+    tree = guard_tree(tmp_path, "def copy_auxiliary_output_to_cpu(", "def _renamed(")
     monkeypatch.setattr(_guard, "_sglang_root", lambda: tree)
     guard = start(process, monkeypatch, "warn")
     copy_target = next(p.target for p in _guard.HOOKS if p.check == "copy")
@@ -320,6 +327,26 @@ def test_a_target_missing_from_the_running_sglang_turns_its_check_off_and_says_s
         caplog)[0]
     Server(process, Observer(view_of_logits)).run(2)  # the server runs on, unchecked
     assert guard.counts() == {}
+
+
+def test_a_target_whose_calls_the_guards_hook_cannot_take_is_not_hooked(
+        process: SGLangProcess, monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+        caplog: pytest.LogCaptureFixture) -> None:
+    """The guard judges its own hooks by AUX703's rule: a target turned into a staticmethod
+    that takes nothing would call the AROUND handler without its `result`."""
+    tree = guard_tree(tmp_path, "    def copy_auxiliary_output_to_cpu(self",
+                      "    @staticmethod\n    def copy_auxiliary_output_to_cpu(*, _unused=None):\n"
+                      "        pass\n\n    def _was_copy_auxiliary_output_to_cpu(self")
+    monkeypatch.setattr(_guard, "_sglang_root", lambda: tree)
+    guard = start(process, monkeypatch, "warn")
+    copy_target = next(p.target for p in _guard.HOOKS if p.check == "copy")
+    assert copy_target not in hooked(process)
+    assert guard.checks["copy"] == (
+        f"hook on {copy_target} cannot take the calls HookRegistry makes: the required "
+        "arguments: missing a required argument: 'result'; `_unused` by keyword: missing a "
+        "required argument: 'result'")
+    assert f"OFF aliasing at copy (AUX110/AUX111): {guard.checks['copy']}" in guard_lines(
+        caplog)[0]
 
 
 # ---------------------------------------------------------------- findings

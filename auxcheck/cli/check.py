@@ -47,8 +47,9 @@ __all__ = [
 DESCRIPTION = ("Check a plugin project: the import scan (AUX501/AUX502, and AUX504 for "
                "files that do not parse), mypy against "
                "auxcheck's sglang stubs, the contract suite (pytest --auxcheck), and with "
-               "--sglang each SGLang release's imports, hook targets and entry points "
-               "(AUX503/AUX701/AUX702).")
+               "--sglang each SGLang release's imports and attributes (AUX503), hook targets "
+               "and hook signatures (AUX701/AUX703), calls into SGLang (AUX704) and entry "
+               "points (AUX702).")
 PROG = "auxcheck check"
 
 _PROFILE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
