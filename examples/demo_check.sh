@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The plugin author's view: `auxcheck check` on the good plugin (clean), on the broken
-# one (every planted bug reported by its code), then `auxcheck migrate --diff` on the
-# legacy one. Usage: bash examples/demo_check.sh .venv/bin   (the folder holding `auxcheck`)
+# one (every planted bug reported by its code), on the hook plugin (its hooks and calls
+# judged per SGLang release), then `auxcheck migrate --diff` on the legacy one. Usage: bash examples/demo_check.sh .venv/bin   (the folder holding `auxcheck`)
 # `auxcheck check --quiet` keeps pytest's own output off stderr, so what stderr shows is
 # one progress line as each stage starts and ends (`auxcheck check: [2/4] mypy ...`).
 set -uo pipefail
@@ -49,12 +49,25 @@ while read -r name code; do
     fi
 done <<<"$planted"
 
+heading "auxcheck check examples/hook_plugin --sglang (expected: AUX703 and AUX704 where signatures moved, exit 1)"
+output=$("$AUXCHECK" check --quiet --skip mypy --skip contract examples/hook_plugin)
+status=$?
+printf '%s\n' "$output"
+expected="0.5.19   ok (4)   ok (9)      FAIL 1 AUX703  FAIL 1 AUX704  ok (1)        -
+0.5.20   ok (4)   ok (9)      FAIL 1 AUX703  FAIL 1 AUX704  ok (1)        -
+0.5.23   ok (4)   ok (9)      FAIL 3 AUX703  FAIL 1 AUX704  ok (1)        -"
+if [ "$status" -ne 1 ] || ! grep -qF "$expected" <<<"$output"; then
+    echo "FAIL: expected exit 1 and the hook plugin's release matrix above, got exit $status"
+    failures=$((failures + 1))
+fi
+
 heading "auxcheck migrate --diff examples/legacy_plugin (the rewrite it would make)"
 "$AUXCHECK" migrate --diff examples/legacy_plugin
 
 heading "summary"
 if [ "$failures" -eq 0 ]; then
-    echo "demo passed: capture_plugin is clean and every planted bug was reported by its code"
+    echo "demo passed: capture_plugin is clean, every planted bug was reported by its code, and"
+    echo "hook_plugin fails exactly where SGLang's signatures moved"
     exit 0
 fi
 echo "demo FAILED: $failures expectation(s) not met"

@@ -1,0 +1,366 @@
+"""``auxcheck check --sglang`` with hook and call signatures, on a generated 50-hook plugin.
+
+Run by hand: ``.venv/bin/python benchmarks/bench_signatures.py [--repeat N]``
+(the wheels come from the cache, ``$AUXCHECK_CACHE_DIR`` or ``~/.cache/auxcheck/sglang``;
+``make wheels`` fetches them into ``.cache/sglang``). A plugin project is written to a
+temporary folder: package ``plug`` with an ``sglang.srt.plugins`` entry point, 50
+``HookRegistry.register`` calls (AFTER, AROUND, BEFORE and REPLACE hooks on targets that
+sglang 0.5.19, 0.5.20 and 0.5.23 all have; a few with parameter lists that misfit on a
+release, so the slow path that reads SGLang's own call sites runs) and 200 calls into
+SGLang. Timed in one process with a warm index cache (one run first, then the median of
+``--repeat`` rounds), each run building fresh ``ReleaseIndex`` objects:
+
+- the baseline, the name-only check the signature stages were added to: scan the plugin,
+  then per release the ``imports`` stage and each hook target's existence;
+- the full check: scan the plugin, then ``check_release`` (all six stages) per release;
+- the real command, ``auxcheck check PLUGIN --sglang 0.5.19,0.5.20,0.5.23`` with the
+  other stages skipped, as a subprocess (exit 1 is expected: some hooks misfit).
+
+Target: the full check of 3 releases under 2 s warm.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+from _timing import medians
+
+from auxcheck._index import ReleaseIndex
+from auxcheck._plugin_scan import PluginScan, scan_project
+from auxcheck._release_check import ReleaseResult, _Hints, _import_stage, check_release
+from auxcheck._signature_check import hook_target_problem
+from auxcheck.migrate._moves import builtin_moves
+from auxcheck.releases import cache_dir, find_release
+
+RELEASES = ("0.5.19", "0.5.20", "0.5.23")
+HOOKS = 50
+CALLS = 200
+TARGET_SECONDS = 2.0
+COUNTED_STAGES = ("hooks", "calls", "attributes")
+
+# Hook targets every one of the three releases defines (checked against their sources).
+TARGETS = (
+    "sglang.srt.managers.scheduler.Scheduler.__init__",
+    "sglang.srt.managers.scheduler.Scheduler.get_output_streamer_class",
+    "sglang.srt.managers.scheduler.Scheduler.event_loop_normal",
+    "sglang.srt.managers.scheduler.Scheduler.process_input_requests",
+    "sglang.srt.managers.scheduler.Scheduler.get_next_batch_to_run",
+    "sglang.srt.managers.scheduler.Scheduler.run_batch",
+    "sglang.srt.managers.scheduler.Scheduler.process_batch_result",
+    "sglang.srt.model_executor.model_runner.ModelRunner.initialize",
+    "sglang.srt.model_executor.model_runner.ModelRunner.forward",
+    "sglang.srt.model_executor.model_runner.ModelRunner.load_model",
+    "sglang.srt.distributed.parallel_state.init_distributed_environment",
+    "sglang.srt.distributed.parallel_state.initialize_model_parallel",
+    "sglang.srt.layers.moe.topk.select_experts",
+    "sglang.srt.layers.sampler.Sampler.forward",
+    "sglang.srt.layers.logits_processor.LogitsProcessor.forward",
+    "sglang.srt.managers.schedule_batch.ScheduleBatch._evict_swa",
+    "sglang.srt.managers.schedule_batch.ScheduleBatch.prepare_for_extend",
+    "sglang.srt.managers.schedule_batch.ScheduleBatch.prepare_for_decode",
+    "sglang.srt.managers.schedule_batch.ScheduleBatch.filter_batch",
+    "sglang.srt.managers.schedule_batch.ScheduleBatch.merge_batch",
+    "sglang.srt.managers.schedule_batch.Req.__init__",
+    "sglang.srt.managers.tokenizer_manager.TokenizerManager.generate_request",
+    "sglang.srt.entrypoints.engine.Engine.generate",
+)
+
+# Hooks with explicit parameter lists: (target, type, definition). Some fit every release;
+# the others misfit one (0.5.23 passes eviction_interval=, renames chunked_req_to_exclude,
+# adds logprob_logits and dynamic_expert_bias, and drops Scheduler.__init__'s ranks).
+EXPLICIT = (
+    ("sglang.srt.managers.schedule_batch.ScheduleBatch._evict_swa", "AROUND",
+     ("def own_swa(original_fn, batch, req, pre_len):\n"
+      "    return original_fn(batch, req, pre_len)\n")),
+    ("sglang.srt.managers.schedule_batch.ScheduleBatch.filter_batch", "AFTER",
+     ("def own_filter(result, batch, chunked_req_to_exclude=None, keep_indices=None):\n"
+      "    return result\n")),
+    ("sglang.srt.layers.sampler.Sampler.forward", "BEFORE",
+     ("def own_sample(sampler, logits_output, sampling_info, return_logprob,\n"
+      "               top_logprobs_nums, token_ids_logprobs, positions=None):\n"
+      "    return None\n")),
+    ("sglang.srt.layers.moe.topk.select_experts", "AROUND",
+     ("def own_select(original_fn, hidden_states, router_logits, topk_config, *,\n"
+      "               layer_id=None, num_token_non_padded=None,\n"
+      "               expert_location_dispatch_info=None):\n"
+      "    return original_fn(hidden_states, router_logits, topk_config, layer_id=layer_id)\n")),
+    ("sglang.srt.managers.scheduler.Scheduler.__init__", "AFTER",
+     ("def own_scheduler(result, scheduler, server_args, port_args, gpu_id, tp_rank,\n"
+      "                  moe_ep_rank, pp_rank, attn_cp_rank, moe_dp_rank, dp_rank):\n"
+      "    return result\n")),
+    ("sglang.srt.managers.schedule_batch.ScheduleBatch.merge_batch", "AFTER",
+     ("def own_merge(result, batch, other):\n"
+      "    return result\n")),
+    ("sglang.srt.managers.scheduler.Scheduler.run_batch", "BEFORE",
+     ("def own_run(scheduler, batch, pp_proxy_tensors=None):\n"
+      "    return None\n")),
+    ("sglang.srt.managers.scheduler.Scheduler.process_input_requests", "AROUND",
+     ("def own_inputs(original_fn, scheduler, recv_reqs):\n"
+      "    return original_fn(scheduler, recv_reqs)\n")),
+)
+
+HOOK_TYPES = ("AFTER", "AROUND", "BEFORE", "REPLACE")
+GENERIC = {
+    "AFTER": "def {name}(result, *args, **kwargs):\n    return result\n",
+    "AROUND": "def {name}(original_fn, *args, **kwargs):\n"
+              "    return original_fn(*args, **kwargs)\n",
+    "BEFORE": "def {name}(*args, **kwargs):\n    return None\n",
+    "REPLACE": "def {name}(*args, **kwargs):\n    return None\n",
+}
+
+# What the call modules import, and the calls they make (names all three releases have;
+# two calls do not bind on 0.5.23, whose initialize_model_parallel and TopK changed).
+IMPORTS = (
+    "from sglang.srt.configs.model_config import ModelConfig",
+    ("from sglang.srt.distributed.parallel_state import (\n"
+     "    destroy_model_parallel,\n"
+     "    get_pp_group,\n"
+     "    get_tensor_model_parallel_rank,\n"
+     "    get_tensor_model_parallel_world_size,\n"
+     "    get_tp_group,\n"
+     "    get_world_group,\n"
+     "    init_distributed_environment,\n"
+     "    initialize_model_parallel,\n"
+     ")"),
+    "from sglang.srt.entrypoints.engine import SchedulerInitResult",
+    "from sglang.srt.layers.logits_processor import LogitsProcessorOutput",
+    "from sglang.srt.layers.moe.topk import TopK, TopKConfig, select_experts",
+    "from sglang.srt.managers.io_struct import EmbeddingReqInput, GenerateReqInput",
+    "from sglang.srt.managers.schedule_batch import Req, ScheduleBatch",
+    "from sglang.srt.server_args import PortArgs",
+    ("from sglang.srt.utils import (\n"
+     "    get_available_gpu_memory,\n"
+     "    get_bool_env_var,\n"
+     "    get_device_memory_capacity,\n"
+     "    get_int_env_var,\n"
+     "    is_cuda,\n"
+     "    is_hip,\n"
+     "    kill_process_tree,\n"
+     "    set_random_seed,\n"
+     ")"),
+)
+CALL_TEXTS = (
+    "SchedulerInitResult(scheduler_infos=[])",
+    "SchedulerInitResult([], all_child_pids=[])",
+    "SchedulerInitResult(scheduler_infos=[], wait_for_ready=None)",
+    "select_experts(h, r, cfg)",
+    "select_experts(h, r, cfg, layer_id=0)",
+    "select_experts(hidden_states=h, router_logits=r, topk_config=cfg)",
+    "select_experts(h, r, topk_config=cfg, num_token_non_padded=None)",
+    "init_distributed_environment(world_size=1, rank=0)",
+    "init_distributed_environment(1, 0)",
+    "init_distributed_environment(world_size=1, rank=0, local_rank=0, backend='nccl')",
+    "init_distributed_environment(distributed_init_method='env://')",
+    "initialize_model_parallel(backend='nccl')",
+    "initialize_model_parallel()",
+    "TopKConfig(top_k=2)",
+    "TopKConfig(2, renormalize=True)",
+    "TopKConfig(top_k=8, use_grouped_topk=False)",
+    "TopK(2, layer_id=0)",
+    "TopK(top_k=8, layer_id=1, renormalize=False)",
+    "GenerateReqInput(text='hi')",
+    "GenerateReqInput(input_ids=[1, 2], sampling_params={})",
+    "GenerateReqInput(text='x', return_logprob=True)",
+    "EmbeddingReqInput(text='e')",
+    "EmbeddingReqInput(input_ids=[1])",
+    "ScheduleBatch.init_new(reqs, pool, alloc, cache, cfg, False, spec)",
+    "Req('r', 't', [1], sp)",
+    ("Req(rid='r', origin_input_text='', origin_input_ids=[], sampling_params=sp,"
+     " return_logprob=False)"),
+    "LogitsProcessorOutput(next_token_logits=h)",
+    "LogitsProcessorOutput(h, hidden_states=None)",
+    "ModelConfig('m')",
+    "ModelConfig(model_path='m', trust_remote_code=True)",
+    "ModelConfig('m', context_length=4096, dtype='auto')",
+    "PortArgs.init_new(server_args)",
+    "PortArgs.init_new(server_args, dp_rank=0)",
+    "get_int_env_var('N')",
+    "get_int_env_var('N', 4)",
+    "get_int_env_var(name='N', default=1)",
+    "get_bool_env_var('B')",
+    "get_bool_env_var('B', default='true')",
+    "get_available_gpu_memory('cuda', 0)",
+    "get_available_gpu_memory(device='cuda', gpu_id=0, empty_cache=False)",
+    "get_device_memory_capacity('cuda')",
+    "set_random_seed(0)",
+    "set_random_seed(seed=1)",
+    "kill_process_tree(pid)",
+    "kill_process_tree(pid, include_parent=False)",
+    "get_pp_group()",
+    "get_tp_group()",
+    "get_world_group()",
+    "get_tensor_model_parallel_world_size()",
+    "get_tensor_model_parallel_rank()",
+    "destroy_model_parallel()",
+    "is_cuda()",
+    "is_hip()",
+)
+MISFITS = (
+    "initialize_model_parallel(tensor_model_parallel_size=1)",  # 0.5.23 dropped it
+    "TopK(2)",  # 0.5.23 requires layer_id=
+)
+CALL_PARAMS = "h, r, cfg, reqs, pool, alloc, cache, spec, sp, server_args, pid"
+CALLS_PER_FUNCTION = 5
+CALL_MODULES = 4
+
+
+def hooks_module() -> str:
+    """Returns ``plug/hooks.py``: the hook functions and ``register`` with 50 registrations."""
+    registrations: list[tuple[str, str, str]] = []  # (target, type, hook name)
+    definitions: list[str] = []
+    for target, hook_type, source in EXPLICIT:
+        name = source.split("(", 1)[0].removeprefix("def ")
+        registrations.append((target, hook_type, name))
+        definitions.append(source)
+    for i in range(HOOKS - len(EXPLICIT)):
+        hook_type = HOOK_TYPES[i % len(HOOK_TYPES)]
+        target = TARGETS[i % len(TARGETS)]
+        name = f"{hook_type.lower()}_{i}"
+        registrations.append((target, hook_type, name))
+        definitions.append(GENERIC[hook_type].format(name=name))
+    body = "".join(f"    HookRegistry.register(\n        {target!r}, {name}, HookType.{kind}\n"
+                   "    )\n" for target, kind, name in registrations)
+    return ("from sglang.srt.plugins.hook_registry import HookRegistry, HookType\n\n\n"
+            + "\n\n".join(definitions)
+            + "\n\ndef register():\n" + body)
+
+
+def call_modules() -> list[str]:
+    """Returns the call modules' sources: 200 calls, five to a plugin function."""
+    texts = [*MISFITS, *(CALL_TEXTS[i % len(CALL_TEXTS)] for i in range(CALLS - len(MISFITS)))]
+    per_module = CALLS // CALL_MODULES
+    modules = []
+    for m in range(CALL_MODULES):
+        mine = texts[m * per_module:(m + 1) * per_module]
+        functions = []
+        for f in range(0, len(mine), CALLS_PER_FUNCTION):
+            lines = "".join(f"    out.append({text})\n"
+                            for text in mine[f:f + CALLS_PER_FUNCTION])
+            functions.append(f"def use_{m}_{f // CALLS_PER_FUNCTION}({CALL_PARAMS}):\n"
+                             f"    out = []\n{lines}    return out\n")
+        modules.append("\n".join(IMPORTS) + "\n\n\n" + "\n\n".join(functions))
+    return modules
+
+
+def write_plugin(root: Path) -> Path:
+    """Writes the plugin project under ``root`` and returns its folder."""
+    project = root / "plug-project"
+    package = project / "plug"
+    package.mkdir(parents=True)
+    (project / "pyproject.toml").write_text(textwrap.dedent("""\
+        [project]
+        name = "plug"
+        version = "0.1.0"
+
+        [project.entry-points."sglang.srt.plugins"]
+        p = "plug.hooks:register"
+        """), encoding="utf-8")
+    (package / "__init__.py").write_text('"""A generated SGLang plugin."""\n', encoding="utf-8")
+    (package / "hooks.py").write_text(hooks_module(), encoding="utf-8")
+    for i, source in enumerate(call_modules()):
+        (package / f"calls_{i}.py").write_text(source, encoding="utf-8")
+    return project
+
+
+def indexes(cache: Path) -> Iterator[ReleaseIndex]:
+    """Yields a fresh index of each release (the on-disk index cache is shared).
+
+    One at a time, as ``auxcheck check`` does: an index keeps the ASTs it parsed, and
+    three alive at once make every garbage collection slower.
+    """
+    for version in RELEASES:
+        yield ReleaseIndex(find_release(version, cache=cache), cache=cache)
+
+
+def name_only(plugin: Path, cache: Path) -> int:
+    """The baseline: imports and hook-target existence on each release; returns problems."""
+    scan = scan_project(plugin)
+    problems = 0
+    for index in indexes(cache):
+        stage = _import_stage(scan, index, _Hints(builtin_moves()))
+        problems += len(stage.findings)
+        for hook in scan.hooks:
+            if hook.target is not None:
+                problems += hook_target_problem(hook.target, hook.hook_type, index) is not None
+    return problems
+
+
+def full_check(plugin: Path, cache: Path) -> list[ReleaseResult]:
+    """The full check: every stage of ``check_release`` on each release."""
+    scan = scan_project(plugin)
+    return [check_release(scan, index, moves=builtin_moves()) for index in indexes(cache)]
+
+
+def command(plugin: Path, cache: Path) -> float:
+    """Returns the wall seconds of one ``auxcheck check --sglang`` subprocess (exit 0 or 1)."""
+    env = {**os.environ, "AUXCHECK_CACHE_DIR": str(cache)}
+    start = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-m", "auxcheck", "check", str(plugin), "--skip", "imports",
+         "--skip", "mypy", "--skip", "contract", "--offline", "--sglang", ",".join(RELEASES)],
+        env=env, capture_output=True, text=True, check=False)
+    seconds = time.perf_counter() - start
+    if done.returncode not in (0, 1):
+        raise SystemExit(f"auxcheck check failed (exit {done.returncode}):\n{done.stdout}"
+                         f"{done.stderr}")
+    return seconds
+
+
+def judged(results: Sequence[ReleaseResult]) -> list[str]:
+    """Returns a line per release: how many hooks, calls and attributes its stages judged."""
+    lines = []
+    for result in results:
+        stages = {s.stage: s for s in result.stages}
+        counts = ", ".join(f"{name} {stages[name].checked if name in stages else 0}"
+                           for name in COUNTED_STAGES)
+        failed = [s.stage for s in result.stages if s.failed]
+        verdict = f"FAIL ({', '.join(failed)})" if failed else "ok"
+        lines.append(f"  sglang {result.version}: {counts}; {verdict}")
+    return lines
+
+
+def describe(scan: PluginScan) -> str:
+    """Returns what the scan found in the generated plugin."""
+    typed = sum(1 for h in scan.hooks if h.target is not None)
+    return (f"plugin: {scan.files} files, {len(scan.hooks)} hook registrations "
+            f"({typed} with a string target), {len(scan.calls)} calls into sglang "
+            "(HookRegistry.register included)")
+
+
+def main() -> int:
+    """Prints the baseline, full-check and command times; exits 1 over target."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=3, help="timed rounds (median reported)")
+    args = parser.parse_args()
+    cache = cache_dir()
+    with tempfile.TemporaryDirectory(prefix="auxcheck-bench-") as tmp:
+        plugin = write_plugin(Path(tmp))
+        scan = scan_project(plugin)
+        name_only(plugin, cache)  # warm: builds the on-disk index cache if missing
+        results = full_check(plugin, cache)
+        baseline, full = medians(args.repeat, lambda: name_only(plugin, cache),
+                                 lambda: full_check(plugin, cache))
+        command(plugin, cache)  # warm the subprocess's imports
+        real = sorted(command(plugin, cache) for _ in range(args.repeat))[args.repeat // 2]
+    print(describe(scan))
+    print(f"{'run':<52}{'seconds':>8}")
+    print(f"{'baseline: name-only check (imports + hook targets)':<52}{baseline:>8.2f}")
+    print(f"{'full check: check_release, 3 releases':<52}{full:>8.2f}")
+    print(f"{'auxcheck check --sglang (subprocess)':<52}{real:>8.2f}")
+    print("judged per release:")
+    print("\n".join(judged(results)))
+    print(f"full / baseline: {full / baseline:.1f}x; target: full check (3 releases) under "
+          f"{TARGET_SECONDS:g} s warm")
+    return 0 if full < TARGET_SECONDS else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
