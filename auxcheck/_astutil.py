@@ -9,6 +9,7 @@ __all__ = [
     "absolute_module",
     "bound_names",
     "catches_import_error",
+    "caught_names",
     "dotted_name",
     "is_main_guard",
     "is_type_checking",
@@ -29,13 +30,16 @@ def dotted_name(node: ast.expr) -> str | None:
     return ".".join([node.id, *reversed(parts)])
 
 
+def caught_names(handler: ast.ExceptHandler) -> list[str]:
+    """Returns the exception class names ``handler`` names (last part), ``[]`` for bare ``except:``."""
+    caught = handler.type
+    names = caught.elts if isinstance(caught, ast.Tuple) else [caught] if caught else []
+    return [(dotted_name(n) or "").rpartition(".")[2] for n in names]
+
+
 def catches_import_error(handler: ast.ExceptHandler) -> bool:
     """Returns True when ``handler`` catches an ImportError (bare ``except:`` included)."""
-    caught = handler.type
-    if caught is None:
-        return True
-    names = caught.elts if isinstance(caught, ast.Tuple) else [caught]
-    return any((dotted_name(n) or "").rpartition(".")[2] in IMPORT_ERROR_CATCHERS for n in names)
+    return handler.type is None or any(n in IMPORT_ERROR_CATCHERS for n in caught_names(handler))
 
 
 def is_type_checking(test: ast.expr) -> bool:

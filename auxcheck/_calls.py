@@ -37,6 +37,7 @@ __all__ = [
     "plain_torch",
     "set_phase_listener",
     "shape_text",
+    "signature_text",
     "summarize",
     "type_name",
 ]
@@ -311,11 +312,15 @@ def arity_problem(func: Any, params: Sequence[str], keywords: Sequence[str] = ()
     wanted = f"{len(params)} positional argument(s)"
     if keywords:
         wanted += f" and the keyword(s) {', '.join(keywords)}"
-    return f"its signature {_signature_text(signature)} does not take {wanted} ({bound.error})"
+    return f"its signature {signature_text(signature)} does not take {wanted} ({bound.error})"
 
 
-def _signature_text(signature: inspect.Signature) -> str:
-    """Returns ``(self, a, b=..., *args)``: names and kinds only, never a default's repr."""
+def signature_text(signature: inspect.Signature) -> str:
+    """Returns ``(self, a, b=..., *args)``: names and kinds only, never a default's repr.
+
+    Positional-only parameters are written like the others: the wrapper of a hooked
+    method passes ``self`` so, and a hook declares it plainly.
+    """
     parts, star = [], False
     for param in signature.parameters.values():
         kind = param.kind

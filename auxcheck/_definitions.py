@@ -20,7 +20,7 @@ from typing import Literal
 
 from auxcheck._index import Lookup, ReleaseIndex
 from auxcheck._signatures import CallShape
-from auxcheck._stubcheck import Param, parse_function
+from auxcheck._stubcheck import Param, parse_function, runtime_statements
 
 __all__ = [
     "Callee",
@@ -66,23 +66,9 @@ def parsed(index: ReleaseIndex, module: str) -> ast.Module | None:
     return index.tree(module)
 
 
-def _body(nodes: Iterable[ast.stmt]) -> Iterator[ast.stmt]:
-    # Statements that run when the body runs: if/try blocks flattened, not function bodies.
-    for node in nodes:
-        if isinstance(node, ast.If):
-            if ast.unparse(node.test) not in ("TYPE_CHECKING", "typing.TYPE_CHECKING"):
-                yield from _body(node.body)
-            yield from _body(node.orelse)
-        elif isinstance(node, ast.Try):
-            for block in (node.body, *(h.body for h in node.handlers), node.orelse):
-                yield from _body(block)
-        else:
-            yield node
-
-
 def _find(body: Iterable[ast.stmt], name: str) -> ast.stmt | None:
     found: ast.stmt | None = None
-    for node in _body(body):
+    for node in runtime_statements(body, stub=False):
         if (isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
                 and node.name == name):
             found = node  # the last definition is the one the module keeps

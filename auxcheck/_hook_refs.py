@@ -16,10 +16,9 @@ import functools
 import inspect
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from auxcheck._astutil import dotted_name
-from auxcheck._signatures import signature_of
+from auxcheck._signatures import SignatureCarrier, signature_of
 from auxcheck._stubcheck import FunctionInfo, Param
 
 __all__ = [
@@ -160,22 +159,12 @@ def _partial(ref: HookRef, found: ResolvedHook) -> ResolvedHook:
     if found.signature is None or not (ref.partial_positional or ref.partial_keywords):
         return found
     try:
-        shim = functools.partial(_Shim(found.signature), *[None] * ref.partial_positional,
+        shim = functools.partial(SignatureCarrier(found.signature), *[None] * ref.partial_positional,
                                  **{k: None for k in ref.partial_keywords})
         signature = inspect.signature(shim)
     except (TypeError, ValueError) as exc:
         return ResolvedHook(ref.text, unknown=f"`{ref.text}` cannot be applied ({exc})")
     return ResolvedHook(ref.text, signature, False, found.function, found.unclear)
-
-
-class _Shim:
-    """A callable carrying a signature read from source, for ``inspect`` to work on."""
-
-    def __init__(self, signature: inspect.Signature) -> None:
-        self.__signature__ = signature
-
-    def __call__(self, *args: Any, **kwargs: Any) -> None:  # pragma: no cover - never called
-        return None
 
 
 def _lookup(name: str, scope: str, home: PluginModule, modules: Mapping[str, PluginModule], *,

@@ -20,6 +20,7 @@ from pathlib import Path
 from auxcheck._astutil import (
     absolute_module,
     catches_import_error,
+    caught_names,
     is_type_checking,
 )
 from auxcheck._astutil import dotted_name as _dotted
@@ -473,9 +474,7 @@ _VERSION_WORDS = ("version", "hasattr", "signature", "getattr")
 def _catches_type_error(handler: ast.ExceptHandler) -> bool:
     # Only a handler naming TypeError says "this call may not fit": a broad `except
     # Exception` around plugin logic hides a broken call, it does not plan for one.
-    caught = handler.type
-    names = caught.elts if isinstance(caught, ast.Tuple) else [caught] if caught else []
-    return any((_dotted(n) or "").rpartition(".")[2] == "TypeError" for n in names)
+    return "TypeError" in caught_names(handler)
 
 
 def _short(text: str, limit: int = 80) -> str:

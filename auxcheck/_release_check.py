@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import ast
 import gc
-import inspect
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -40,6 +39,7 @@ from auxcheck._plugin_scan import (
     taken_branch,
 )
 from auxcheck._signature_check import call_stage, hook_stage, hook_target_problem
+from auxcheck._signatures import SignatureCarrier, signature_of
 from auxcheck._stage import ReleaseStage, StageBuilder
 from auxcheck._stubcheck import ClassInfo, FunctionInfo, parse_module
 
@@ -308,16 +308,6 @@ def release_protocols(index: ReleaseIndex) -> dict[str, ClassInfo]:
     return found
 
 
-class _Shim:
-    """A callable whose signature is a plugin method's, read from source (for ``arity_problem``)."""
-
-    def __init__(self, signature: inspect.Signature) -> None:
-        self.__signature__ = signature
-
-    def __call__(self, *args: Any, **kwargs: Any) -> None:  # pragma: no cover - never called
-        return None
-
-
 def signature_problem(theirs: FunctionInfo, ours: FunctionInfo, *, static: bool) -> str | None:
     """Returns why ``ours`` cannot take the call protocol method ``theirs`` declares, or None.
 
@@ -327,15 +317,11 @@ def signature_problem(theirs: FunctionInfo, ours: FunctionInfo, *, static: bool)
     positional = [p.name for p in theirs.params[1:]
                   if p.kind in ("POSITIONAL_ONLY", "POSITIONAL_OR_KEYWORD")]
     keywords = [p.name for p in theirs.params if p.kind == "KEYWORD_ONLY"]
-    params = ours.params if static else ours.params[1:]
     try:
-        signature = inspect.Signature([
-            inspect.Parameter(p.name, getattr(inspect.Parameter, p.kind),
-                              default=inspect.Parameter.empty if p.default is None else None)
-            for p in params])
+        signature = signature_of(ours.params, drop_first=not static)
     except ValueError as exc:
         return f"its parameters cannot be read ({exc})"
-    return arity_problem(_Shim(signature), positional, keywords)
+    return arity_problem(SignatureCarrier(signature), positional, keywords)
 
 
 # ---------------------------------------------------------------- one release

@@ -13,6 +13,7 @@ import inspect
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from auxcheck._calls import signature_text
 from auxcheck._definitions import Callee, call_sites, callee, close_names, names_in
 from auxcheck._external import find_external
 from auxcheck._hook_refs import PluginModule, ResolvedHook, is_clear_decorator, resolve_hook
@@ -24,7 +25,6 @@ from auxcheck._signatures import (
     bind_problem,
     fit_hook,
     signature_of,
-    signature_text,
 )
 from auxcheck._stage import ReleaseStage, StageBuilder
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from auxcheck._stubcheck import Param
 
@@ -27,11 +27,11 @@ __all__ = [
     "CallShape",
     "HookFit",
     "Misfit",
+    "SignatureCarrier",
     "bind_problem",
     "call_shapes",
     "fit_hook",
     "signature_of",
-    "signature_text",
 ]
 
 HookKind = Literal["BEFORE", "AFTER", "AROUND", "REPLACE"]
@@ -106,18 +106,14 @@ def signature_of(params: Iterable[Param], *, drop_first: bool = False,
     return inspect.Signature(built)
 
 
-def signature_text(signature: inspect.Signature) -> str:
-    """Returns the parameters as written, defaults shown as ``=...``."""
-    shown = [p.replace(default=_Ellipsis()) if p.default is not _P.empty else p
-             for p in signature.parameters.values()]
-    # Positional-only is how the wrapper passes self: not something to write in a hook.
-    return str(inspect.Signature([p.replace(kind=_P.POSITIONAL_OR_KEYWORD)
-                                  if p.kind is _P.POSITIONAL_ONLY else p for p in shown]))
+class SignatureCarrier:
+    """A callable whose ``inspect.signature`` is one read from source (it is never called)."""
 
+    def __init__(self, signature: inspect.Signature) -> None:
+        self.__signature__ = signature
 
-class _Ellipsis:
-    def __repr__(self) -> str:
-        return "..."
+    def __call__(self, *args: Any, **kwargs: Any) -> None:  # pragma: no cover - never called
+        return None
 
 
 def bind_problem(signature: inspect.Signature, positional: int, keywords: Iterable[str], *,

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from auxcheck._astutil import is_type_checking
+from auxcheck._astutil import is_main_guard, is_type_checking
 
 __all__ = [
     "ALLOWED_OMISSIONS",
@@ -38,6 +38,7 @@ __all__ = [
     "find_stubs_dir",
     "parse_function",
     "parse_module",
+    "runtime_statements",
     "source_version",
     "stubs_sglang_version",
     "wheel_reader",
@@ -188,7 +189,7 @@ def parse_module(name: str, text: str, *, stub: bool) -> ModuleInfo:
     symbols: dict[str, Symbol] = {}
     imported: set[str] = set()
     partial = False
-    for node in _runtime_statements(ast.parse(text, filename=name).body, stub=stub):
+    for node in runtime_statements(ast.parse(text, filename=name).body, stub=stub):
         if isinstance(node, ast.ClassDef):
             symbols[node.name] = _parse_class(node)
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -206,17 +207,19 @@ def parse_module(name: str, text: str, *, stub: bool) -> ModuleInfo:
     return ModuleInfo(name, symbols, frozenset(imported), partial)
 
 
-def _runtime_statements(body: Iterable[ast.stmt], *, stub: bool) -> Iterator[ast.stmt]:
+def runtime_statements(body: Iterable[ast.stmt], *, stub: bool) -> Iterator[ast.stmt]:
+    """Yields the statements of ``body`` that bind names, if/try blocks flattened."""
     # Flattens if/try blocks; skips `if TYPE_CHECKING:` in source (nothing there exists at
     # run time) but keeps it in stubs, where everything is for the type checker.
     for node in body:
         if isinstance(node, ast.If):
-            if stub or not is_type_checking(node.test):
-                yield from _runtime_statements(node.body, stub=stub)
-            yield from _runtime_statements(node.orelse, stub=stub)
+            # A script's `if __name__ == "__main__":` block binds nothing for importers.
+            if stub or not (is_type_checking(node.test) or is_main_guard(node.test)):
+                yield from runtime_statements(node.body, stub=stub)
+            yield from runtime_statements(node.orelse, stub=stub)
         elif isinstance(node, ast.Try):
             for block in (node.body, *(h.body for h in node.handlers), node.orelse):
-                yield from _runtime_statements(block, stub=stub)
+                yield from runtime_statements(block, stub=stub)
         else:
             yield node
 
