@@ -95,16 +95,20 @@ def _import_stage(scan: PluginScan, index: ReleaseIndex, homes: _Hints, *,
         found = _resolve_use(use, index)
         if use.group is not None:
             groups.setdefault(use.group, []).append((use, found))
-        elif not found.ok and found.certain:
-            _unresolved(stage, use, found, index, homes)
+        else:
+            if not found.ok and found.certain:
+                _unresolved(stage, use, found, index, homes)
+            _judge_use(stage, use, found)
     for group, uses in groups.items():
         # The try body runs first; the except block's imports run only when it failed.
         # Without imports there, the plugin handles the absence itself.
         broken = [(u, f) for u, f in uses if not f.ok and f.certain]
-        if not broken:
-            continue
         primary_broken = any(not u.fallback for u, _ in broken)
         fallback_broken = any(u.fallback for u, _ in broken)
+        for use, found in uses:
+            _judge_use(stage, use, found, handled=not (primary_broken and fallback_broken))
+        if not broken:
+            continue
         if primary_broken and fallback_broken:
             for use, found in broken:
                 _unresolved(stage, use, found, index, homes,
@@ -116,6 +120,18 @@ def _import_stage(scan: PluginScan, index: ReleaseIndex, homes: _Hints, *,
     if not attributes:
         stage.notes += scan.unreadable
     return stage.done()
+
+
+def _judge_use(stage: StageBuilder, use: ImportUse, found: Lookup, *,
+               handled: bool = False) -> None:
+    # Into the JSON only: an uncertain use is "cannot tell", too common to list as text notes;
+    # a broken import its `except ImportError` handles is the group's note.
+    if found.ok and found.certain:
+        stage.judge(use.location, use.text, "ok", found.where, quiet=True)
+    elif found.ok or handled:
+        stage.judge(use.location, use.text, "note", found.reason or "cannot tell", quiet=True)
+    else:
+        stage.judge(use.location, use.text, "fail", found.reason, quiet=True)
 
 
 def _unresolved(stage: StageBuilder, use: ImportUse, found: Lookup, index: ReleaseIndex,

@@ -76,10 +76,12 @@ class StageBuilder:
             finding = Finding(code, finding.message, None, hint, location)
         self.findings.append(finding)
 
-    def judge(self, location: str, subject: str, verdict: Verdict, detail: str = "") -> None:
-        """Records one judgement; a ``note`` verdict's detail is also a note of the stage."""
+    def judge(self, location: str, subject: str, verdict: Verdict, detail: str = "", *,
+              quiet: bool = False) -> None:
+        """Records one judgement; a ``note`` verdict's detail is also a note of the stage,
+        unless ``quiet`` (the JSON still carries it)."""
         self.judged.append(Judgement(location, subject, verdict, detail))
-        if verdict == "note":
+        if verdict == "note" and not quiet:
             self.notes.append(f"{location}: {detail}")
 
     def done(self) -> ReleaseStage:

@@ -662,3 +662,16 @@ def test_a_missing_attribute_names_the_closest_names_of_its_class(tmp_path: Path
     [finding] = next(s for s in result.stages if s.stage == "attributes").findings
     assert finding.hint == ("sglang 9.1.0 has no evicts there; the closest names in "
                             "sglang.srt.managers.api.Child: evict")
+
+
+def test_the_json_judges_each_import_and_attribute_use(tmp_path: Path) -> None:
+    """Imports and attributes carry one judgement per use: ok, fail, or note for cannot tell."""
+    source = ("import sglang.srt.managers.scheduler as s\nx = s.Scheduler\ny = s.Gone\n"
+              "try:\n    from sglang.srt.managers.gone import X\nexcept ImportError:\n"
+              "    X = None\n")
+    stages = {s.stage: s for s in judge(tmp_path, source).stages}
+    assert [(j.subject, j.verdict) for j in stages["imports"].judged] == [
+        ("import sglang.srt.managers.scheduler", "ok"),
+        ("from sglang.srt.managers.gone import X", "note")]
+    assert [(j.subject, j.verdict) for j in stages["attributes"].judged] == [
+        ("s.Scheduler", "ok"), ("s.Gone", "fail")]
