@@ -20,7 +20,7 @@ from typing import Literal
 
 from auxcheck._index import Lookup, ReleaseIndex
 from auxcheck._signatures import CallShape
-from auxcheck._stubcheck import Param, parse_function, runtime_statements
+from auxcheck._stubcheck import Param, dataclass_options, parse_function, runtime_statements
 
 __all__ = [
     "Callee",
@@ -179,12 +179,9 @@ def _base_class(index: ReleaseIndex, module: str, base: str,
 
 
 def _is_dataclass(node: ast.ClassDef) -> bool:
-    for decorator in node.decorator_list:
-        target = decorator.func if isinstance(decorator, ast.Call) else decorator
-        if ast.unparse(target).rpartition(".")[2] == "dataclass":
-            return not (isinstance(decorator, ast.Call) and any(
-                k.arg == "init" and ast.unparse(k.value) == "False" for k in decorator.keywords))
-    return False
+    # A dataclass with init=False keeps the constructor it inherits.
+    options = dataclass_options(node.decorator_list)
+    return options is not None and options["init"] != "False"
 
 
 def _fields(index: ReleaseIndex, module: str, node: ast.ClassDef,
@@ -201,9 +198,7 @@ def _fields(index: ReleaseIndex, module: str, node: ast.ClassDef,
         if more is None:
             return None
         inherited = [p for p in inherited if p.name not in {m.name for m in more}] + more
-    kw_only = any(isinstance(d, ast.Call) and any(
-        k.arg == "kw_only" and ast.unparse(k.value) == "True" for k in d.keywords)
-        for d in node.decorator_list)
+    kw_only = (dataclass_options(node.decorator_list) or {}).get("kw_only") == "True"
     own: list[Param] = []
     for param in _annotated(node):
         if param.kind == "KW_ONLY_MARK":

@@ -34,6 +34,7 @@ __all__ = [
     "check_against_reference",
     "check_against_source",
     "compare_modules",
+    "dataclass_options",
     "dir_reader",
     "find_stubs_dir",
     "parse_function",
@@ -301,7 +302,7 @@ def _parse_class(node: ast.ClassDef) -> ClassInfo:
         name=node.name,
         is_protocol=any(_is_protocol_base(base) for base in node.bases),
         runtime_checkable="runtime_checkable" in map(_decorator_name, node.decorator_list),
-        dataclass_options=_dataclass_options(node.decorator_list),
+        dataclass_options=dataclass_options(node.decorator_list),
         methods=methods,
         fields=tuple(fields),
         attributes=frozenset(attributes),
@@ -314,7 +315,8 @@ def _is_protocol_base(base: ast.expr) -> bool:
     return ast.unparse(target) in ("Protocol", "typing.Protocol", "typing_extensions.Protocol")
 
 
-def _dataclass_options(decorators: Sequence[ast.expr]) -> dict[str, str] | None:
+def dataclass_options(decorators: Sequence[ast.expr]) -> dict[str, str] | None:
+    """Returns a ``@dataclass(...)``'s options as written (defaults filled), None if none."""
     for decorator in decorators:
         if _decorator_name(decorator) != "dataclass":
             continue
