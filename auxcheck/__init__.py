@@ -7,8 +7,8 @@ plugin pay only for what they touch.
 
 import typing as _typing
 
-from auxcheck import _lazy
-from auxcheck._version import __version__
+from auxcheck._core import lazy as _lazy
+from auxcheck._core.version import __version__
 
 if _typing.TYPE_CHECKING:
     from auxcheck.errors import (

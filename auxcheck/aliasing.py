@@ -5,7 +5,7 @@ memory pool: the next replay can overwrite those bytes before the scheduler's
 asynchronous device-to-host copy completes (AUX110, AUX111).
 
 Two tensors alias when they lie on the same device (type and index) and the byte
-ranges they touch overlap (see :mod:`auxcheck._byteranges`); ``exact=True`` settles
+ranges they touch overlap (see :mod:`auxcheck._runtime.byteranges`); ``exact=True`` settles
 interleaved strided views by comparing the bytes their elements really touch.
 
 :class:`StaticBufferRegistry` keeps, per device, the registered ranges sorted and
@@ -29,9 +29,17 @@ from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar, Union
 
-from auxcheck._byteranges import ByteRange, byte_range, ranges_overlap
-from auxcheck._calls import kind_name
-from auxcheck._exact import DEFAULT_LIMIT, Geometry, Runs, geometry, runs_hit, runs_of, runs_share
+from auxcheck._core.plugin_calls import kind_name
+from auxcheck._runtime.byteranges import ByteRange, byte_range, ranges_overlap
+from auxcheck._runtime.sharing import (
+    DEFAULT_LIMIT,
+    Geometry,
+    Runs,
+    geometry,
+    runs_hit,
+    runs_of,
+    runs_share,
+)
 from auxcheck.errors import CudaGraphAliasError, InvalidArgument
 from auxcheck.report import Finding
 from auxcheck.rules import get_rule
@@ -222,7 +230,7 @@ class StaticBufferRegistry:
         values and list/tuple/set items, ``max_depth`` levels deep; each buffer is
         named after its path, like ``runner.out_cache[2]``.
         """
-        from auxcheck._walk import iter_tensors, unique_tensors
+        from auxcheck._runtime.walk import iter_tensors, unique_tensors
 
         _check_name(name)
         owner = name if owner is None else owner

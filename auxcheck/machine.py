@@ -6,7 +6,7 @@ commits of that step. :func:`make_machine` builds a ``RuleBasedStateMachine`` th
 drives any implementation through that lifecycle, checking the invariants of
 :mod:`auxcheck.properties` after every step; a failure raises ContractViolation
 whose message starts with the rule code, and Hypothesis shrinks it to a short list
-of steps. Every call into the implementation runs under :func:`auxcheck._calls.guard`
+of steps. Every call into the implementation runs under :func:`auxcheck._core.plugin_calls.attempt`
 (through :mod:`auxcheck.properties`), so whatever it raises is a finding of the step's
 rule before Hypothesis sees it.
 """
@@ -29,8 +29,13 @@ from hypothesis.stateful import (
 )
 
 from auxcheck import strategies as aux
-from auxcheck._recording import Appended, RecordingDeviceOutput, build_operand, operand_leaves
-from auxcheck._scheduler import FakeBatch
+from auxcheck._runtime.recording import (
+    Appended,
+    RecordingDeviceOutput,
+    build_operand,
+    operand_leaves,
+)
+from auxcheck._runtime.scheduler import FakeBatch
 from auxcheck.errors import ContractViolation
 from auxcheck.properties import (
     REFERENCE,

@@ -8,7 +8,7 @@ Hypothesis test and :func:`run_properties` runs them all, returning a report who
 findings carry the shrunk falsifying example in ``detail``.
 
 The implementation under test is plugin code too: every call into it, and every
-attribute of what it returns, goes through :func:`auxcheck._calls.guard`, and its
+attribute of what it returns, goes through :func:`auxcheck._core.plugin_calls.attempt`, and its
 values are type-tested by their type's MRO (never ``isinstance``, which reads a
 ``__class__`` property or runs a metaclass's ``__instancecheck__``). Whatever it
 raises (``SystemExit``, ``GeneratorExit``, a bare ``BaseException``) becomes a finding
@@ -27,9 +27,9 @@ from types import ModuleType
 from typing import Any
 
 from auxcheck import protocols
-from auxcheck._calls import MISSING as _MISSING
-from auxcheck._calls import announce, guard, lookup, summarize, type_name
-from auxcheck._recording import (
+from auxcheck._core.plugin_calls import MISSING as _MISSING
+from auxcheck._core.plugin_calls import announce, attempt, lookup, summarize, type_name
+from auxcheck._runtime.recording import (
     Appended,
     LeafRaised,
     Operand,
@@ -105,13 +105,13 @@ def _class_name(cls: Any) -> str:
     """Returns a class's own short name, read from its slot (a metaclass property may raise)."""
     if not issubclass(type(cls), type):
         return _kind(cls)
-    got = guard(type.__dict__["__name__"].__get__, cls)
+    got = attempt(type.__dict__["__name__"].__get__, cls)
     return got.value if type(got.value) is str else "<a class whose name cannot be read>"
 
 
 def _text(exc: BaseException) -> str:
     """Returns ``str(exc)`` cut short, or a placeholder when it raises."""
-    got = guard(str, exc)
+    got = attempt(str, exc)
     return got.value[:200] if type(got.value) is str else "<str() of the exception raised>"
 
 
@@ -194,7 +194,7 @@ def load_implementation(spec: str) -> Implementation:
     if spec == "reference":
         return REFERENCE
     if spec == "auto":
-        imported = guard(importlib.import_module, SGLANG_MODULE)
+        imported = attempt(importlib.import_module, SGLANG_MODULE)
         if issubclass(type(imported.error), ImportError):
             return REFERENCE
         if imported.error is not None:
@@ -266,7 +266,7 @@ def _import(spec: str, module_name: str) -> ModuleType:
             f"implementation {spec!r} is not 'reference', 'sglang', 'sglang==X.Y.Z', 'auto' or "
             "a dotted module path"
         )
-    imported = guard(importlib.import_module, module_name)
+    imported = attempt(importlib.import_module, module_name)
     error = imported.error
     if error is not None and issubclass(type(error), ImportError):
         raise InvalidArgument(
@@ -296,7 +296,7 @@ def children(impl: Implementation, output: Any, *, code: str = "AUX301") -> tupl
     if found.value is _MISSING:
         raise _Raised(Finding.of(code, f"the composite {name} has no attribute `outputs`",
                                  "expected its children as a tuple in `outputs`", output))
-    listed = found if found.error is not None else guard(
+    listed = found if found.error is not None else attempt(
         lambda: tuple(itertools.islice(iter(found.value), _MAX_CHILDREN + 1)))
     if listed.error is not None:
         raise _Raised(Finding.of(code, f"reading the children (`outputs`) of the composite "
@@ -338,7 +338,7 @@ def _call(code: str, what: str, function: Callable[..., Any], *args: Any) -> Any
     type and a short summary are read, never its repr.
     """
     announce(code, what)
-    outcome = guard(function, *args)
+    outcome = attempt(function, *args)
     error = outcome.error
     if error is None:
         return outcome.value
@@ -596,9 +596,9 @@ def _any_share_bytes(tensors: Sequence[Any]) -> bool:
     """Returns True when two of ``tensors`` share a byte: the validators' AUX104 rule.
 
     Interleaved views do not; sparse and nested tensors count by the dense tensors
-    holding their bytes (:func:`auxcheck._exact.sharing_indices`).
+    holding their bytes (:func:`auxcheck._runtime.sharing.sharing_indices`).
     """
-    from auxcheck._exact import sharing_indices
+    from auxcheck._runtime.sharing import sharing_indices
 
     refs = [(f"[{i}]", t) for i, t in enumerate(tensors)]
     return any(later != earlier for later, earlier in sharing_indices(refs, refs))
@@ -629,7 +629,7 @@ def copy_logged(output: Any, code: str) -> tuple[Any, list[Any]]:
     log: list[Any] = []
 
     def copy_tensor(tensor: Any) -> Any:
-        from auxcheck._loop import host_copy
+        from auxcheck._runtime.loop import host_copy
 
         log.append(tensor)
         return host_copy(tensor)  # the loop's copy: an expanded view is never materialised
@@ -739,7 +739,7 @@ def frozen_findings(composite: Any) -> list[Finding]:
                 else f"{name}.outputs is {'missing' if found.value is _MISSING else 'a ' + _kind(found.value)}")
         return [Finding.of("AUX306", seen, "expected a tuple", composite, detail=found.detail)]
     for attr in ("outputs", "_auxcheck_probe"):
-        done = guard(setattr, composite, attr, found.value)
+        done = attempt(setattr, composite, attr, found.value)
         if issubclass(type(done.error), (AttributeError, TypeError)):
             continue
         seen = ("succeeded" if done.error is None else f"raised {_kind(done.error)}")
@@ -862,7 +862,7 @@ def _judged(name: str, code: str, test: Callable[[], None]) -> Callable[[], None
     from auxcheck.strategies import _hypothesis_own
 
     def judged() -> None:
-        outcome = guard(test)
+        outcome = attempt(test)
         error = outcome.error
         if error is None or _is_a(error, ContractViolation):
             if error is not None:
@@ -895,8 +895,8 @@ def _flattened(error: BaseException) -> list[BaseException]:
 
 def _user_step(output: Any, batch_size: int | None) -> tuple[Any, Any]:
     """Returns one step's batch snapshot and commits for a batch ``output`` was built for."""
-    from auxcheck._loop import infer_batch_sizes
-    from auxcheck._scheduler import SchedulerModel
+    from auxcheck._runtime.loop import infer_batch_sizes
+    from auxcheck._runtime.scheduler import SchedulerModel
 
     size = batch_size or infer_batch_sizes(output)[0].sizes[0]
     model = SchedulerModel(seed=size)
@@ -915,7 +915,7 @@ def _named(name: str, code: str, function: Callable[..., None]) -> Callable[...,
     from auxcheck.strategies import _hypothesis_control
 
     def run(**kwargs: Any) -> None:
-        outcome = guard(function, **kwargs)
+        outcome = attempt(function, **kwargs)
         error = outcome.error
         if error is None:
             return

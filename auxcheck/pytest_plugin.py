@@ -8,7 +8,7 @@ fixture ``auxcheck_device_output``, ``auxcheck_sampling_observer`` or
 none of them is a usage error, never a pass.
 Items are real ``pytest.Function`` objects, so the user's fixtures, parametrisation,
 ``-k``, ``-m auxcheck`` and pytest-xdist all apply. The checks themselves live in
-:mod:`auxcheck._suite`, imported only when the flag is on: this module imports
+:mod:`auxcheck._suite.checks`, imported only when the flag is on: this module imports
 nothing heavier than pytest, so an installed-but-off plugin costs nothing.
 """
 
@@ -24,10 +24,10 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from auxcheck._config import project_ignore
-from auxcheck._options import AuxcheckOptions
-from auxcheck._text import plural
-from auxcheck._version import __version__
+from auxcheck._core.config import project_ignore
+from auxcheck._core.text import plural
+from auxcheck._core.version import __version__
+from auxcheck._suite.options import AuxcheckOptions
 from auxcheck.errors import InvalidArgument
 from auxcheck.rules import parse_codes
 
@@ -240,7 +240,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if results and not hasattr(config, "workerinput"):  # the xdist controller, or no xdist
         config.pluginmanager.register(ResultWriter(_results_path(results)), "auxcheck-results")
     options = _resolve_options(config)
-    from auxcheck import _suite
+    from auxcheck._suite import checks as _suite
 
     _suite.validate_options(options)
     config.stash[_OPTIONS] = options
@@ -325,7 +325,7 @@ def count_subjects(nodeids: Iterable[str]) -> Subjects:
 
 def header_line(options: AuxcheckOptions, subjects: Subjects) -> str:
     """Returns the one header line: version, implementation, what is checked, profile."""
-    from auxcheck import _suite
+    from auxcheck._suite import checks as _suite
 
     found = ", ".join(part for part in (
         plural(subjects.outputs, "device output") if subjects.outputs else "",
@@ -523,7 +523,7 @@ class AuxcheckSuite(pytest.Collector):
                 nodes.append(ObserverGroup.from_parent(self, name=group, fixturedef=fixturedef,
                                                        kind=kind))
         if isinstance(self.parent, pytest.Session):
-            from auxcheck import _suite
+            from auxcheck._suite import checks as _suite
 
             impl = _suite.describe_impl(options.impl, short=True)
             nodes.append(ImplGroup.from_parent(self, name=IMPL_GROUP, impl=impl))
@@ -571,12 +571,12 @@ def _param_ids(fixturedef: FixtureDef[Any]) -> list[str]:
 def _param_id(fixturedef: FixtureDef[Any], index: int, param: object) -> str:
     """Returns the id pytest would show for one fixture parameter (an ``ids`` callable that
     raises, or an id that is not text, gives the parameter's index, as pytest's default)."""
-    from auxcheck._calls import guard
+    from auxcheck._core.plugin_calls import attempt
 
     given = getattr(param, "id", None) if _is_parameter_set(param) else None
     ids = fixturedef.ids
     if given is None and callable(ids):
-        given = guard(ids, _param_value(param)).value
+        given = attempt(ids, _param_value(param)).value
     elif given is None and isinstance(ids, Sequence) and index < len(ids):
         given = ids[index]
     if given is None and type(_param_value(param)) in (str, int, float, bool):
@@ -683,7 +683,7 @@ class FixtureFailed:
 
 def _fixture_value(request: pytest.FixtureRequest, name: str) -> Any:
     """Returns fixture ``name``'s value, or FixtureFailed when setting it up raised."""
-    from auxcheck._calls import passes_through
+    from auxcheck._core.plugin_calls import passes_through
 
     try:
         return request.getfixturevalue(name)
@@ -713,7 +713,7 @@ class _Visible:
 
 
 def _context(request: pytest.FixtureRequest, group: str, names: dict[str, str]) -> Any:
-    from auxcheck import _suite
+    from auxcheck._suite import checks as _suite
 
     return _suite.ItemContext(group, names, request.node.user_properties,
                               _selected(request.node))
@@ -739,7 +739,7 @@ def _device_callobj(code: str, group: str, names: dict[str, str],
 
     def auxcheck_device_output_check(request: pytest.FixtureRequest,
                                      auxcheck_device_output: Any) -> None:
-        from auxcheck import _suite
+        from auxcheck._suite import checks as _suite
 
         buffers, observer, size = visible.values(request)
         _suite.run_device_check(code, auxcheck_device_output, options=_options(request),
@@ -768,7 +768,7 @@ class ObserverGroup(DeviceGroup):
         fixture, kind = self.fixture, self.kind
 
         def auxcheck_observer_check(request: pytest.FixtureRequest) -> None:
-            from auxcheck import _suite
+            from auxcheck._suite import checks as _suite
 
             buffers, _, size = visible.values(request)
             _suite.run_observer_check(key, kind, _fixture_value(request, fixture),
@@ -802,7 +802,7 @@ class ImplGroup(pytest.Collector):
 
     def collect(self) -> Iterable[pytest.Item | pytest.Collector]:
         """Returns one item per property (named by its first rule code) and the machine."""
-        from auxcheck import _suite
+        from auxcheck._suite import checks as _suite
 
         ignore = self.config.stash[_OPTIONS].ignore
         checks = [(name, f"{codes[0]}-{name.removeprefix('check_').replace('_', '-')}", codes)
@@ -827,7 +827,7 @@ def _impl_callobj(name: str, names: dict[str, str]) -> Callable[..., None]:
     """Returns the test function of one implementation item (``names``: the item of each rule)."""
 
     def auxcheck_impl_check(request: pytest.FixtureRequest) -> None:
-        from auxcheck import _suite
+        from auxcheck._suite import checks as _suite
 
         _suite.run_impl_check(name, options=_options(request),
                               context=_context(request, IMPL_GROUP, names))
@@ -866,14 +866,14 @@ def failure_text(exc: BaseException) -> str:
     """
     import traceback
 
-    from auxcheck._calls import guard, kind_name, lookup
+    from auxcheck._core.plugin_calls import attempt, kind_name, lookup
     from auxcheck.errors import ContractViolation
 
     if issubclass(type(exc), ContractViolation):
-        from auxcheck import _suite
+        from auxcheck._suite import checks as _suite
 
         return _suite.failure_text(exc)  # type: ignore[arg-type]
-    text = guard(str, exc).value
+    text = attempt(str, exc).value
     message = text if type(text) is str else "<str() of the error raised>"
     if lookup(exc, "pytrace").value is False:  # pytest.fail(..., pytrace=False)
         return message
@@ -915,7 +915,7 @@ class ImportScanItem(pytest.Item):
     def runtest(self) -> None:
         """Raises ContractViolation listing every AUX501/AUX502/AUX504 finding under the scan
         paths."""
-        from auxcheck import _suite
+        from auxcheck._suite import checks as _suite
 
         _suite.run_import_scan(self.config.stash[_OPTIONS])
 

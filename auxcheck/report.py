@@ -8,7 +8,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from auxcheck._text import plural
+from auxcheck._core.text import plural
 from auxcheck.errors import ContractViolation
 from auxcheck.rules import get_rule
 
@@ -43,7 +43,7 @@ def _safe_text(obj: Any, *, depth: int) -> str:
         more = ", ..." if len(obj) > _ITEMS else ""
         body = ", ".join(items) + ("," if kind is tuple and len(obj) == 1 else "") + more
         return f"({body})" if kind is tuple else f"[{body}]"
-    from auxcheck._calls import type_name
+    from auxcheck._core.plugin_calls import type_name
 
     if issubclass(kind, BaseException) and depth < 2:  # args read past any override
         args = _BASE_ARGS.__get__(obj)
@@ -80,14 +80,14 @@ def _own_name(obj: Any) -> str | None:
     """Returns ``function mod.f`` or ``class mod.C`` for functions and classes, read without their code."""
     import types
 
-    from auxcheck._calls import guard
+    from auxcheck._core.plugin_calls import attempt
 
     if issubclass(type(obj), type):  # read the slots: a metaclass may define properties
-        got = guard(lambda: (type.__dict__["__module__"].__get__(obj),
+        got = attempt(lambda: (type.__dict__["__module__"].__get__(obj),
                              type.__dict__["__qualname__"].__get__(obj)))
         label = "class"
     elif type(obj) is types.FunctionType:
-        got = guard(lambda: (types.FunctionType.__dict__["__module__"].__get__(obj),
+        got = attempt(lambda: (types.FunctionType.__dict__["__module__"].__get__(obj),
                              types.FunctionType.__dict__["__qualname__"].__get__(obj)))
         label = "function"
     else:

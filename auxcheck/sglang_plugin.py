@@ -14,7 +14,7 @@ nothing beyond the standard library.
   what SGLang copied (AUX112), at the cost of one synchronous copy per output;
 - ``AUXCHECK_GUARD_REPORT=PATH``: also append every logged event to PATH as JSON lines.
 
-What is hooked, and how, is in :mod:`auxcheck._guard`.
+What is hooked, and how, is in :mod:`auxcheck._guard.live`.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from auxcheck._guard import Guard
+    from auxcheck._guard.live import Guard
 
 __all__ = ["current_guard", "register"]
 
@@ -37,14 +37,14 @@ def register() -> None:
     """
     if not os.environ.get("AUXCHECK_GUARD", "").strip():
         return
-    from auxcheck._guard import install
+    from auxcheck._guard.live import install
 
     install()
 
 
 def current_guard() -> Guard | None:
     """Returns the guard :func:`register` installed in this process, or None."""
-    module = sys.modules.get("auxcheck._guard")
+    module = sys.modules.get("auxcheck._guard.live")
     if module is None:
         return None
     guard: Guard | None = module.active()

@@ -19,8 +19,8 @@ import torch
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
 
-from auxcheck._calls import announce, guard, summarize, type_name
-from auxcheck._recording import (
+from auxcheck._core.plugin_calls import announce, attempt, summarize, type_name
+from auxcheck._runtime.recording import (
     Appended,
     ConsumeRecord,
     CopyRecord,
@@ -31,7 +31,7 @@ from auxcheck._recording import (
     count_leaves,
     operand_leaves,
 )
-from auxcheck._scheduler import FakeBatch, FakeReq, build_commits, snapshot_output_starts
+from auxcheck._runtime.scheduler import FakeBatch, FakeReq, build_commits, snapshot_output_starts
 from auxcheck.errors import ContractViolation, InvalidArgument
 from auxcheck.protocols import CommittedTokens, append_auxiliary_output
 from auxcheck.report import Finding, Report, describe
@@ -179,7 +179,7 @@ class _Drawn:
         return describe(self.value)
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
-        built = guard(_construction, self.value, printer.known_object_printers, 0)
+        built = attempt(_construction, self.value, printer.known_object_printers, 0)
         printer.text(built.value if type(built.value) is str else repr(self))
 
 
@@ -258,7 +258,7 @@ def _user_outputs(strategy: st.SearchStrategy[Any]) -> st.SearchStrategy[_Drawn]
     @st.composite
     def your_device_outputs(draw: st.DrawFn) -> _Drawn:
         announce("AUX103", "drawing a device output from the fixture's strategy")
-        drawn = guard(draw, strategy)
+        drawn = attempt(draw, strategy)
         error = drawn.error
         if error is not None and _hypothesis_control(error):
             raise error
@@ -507,7 +507,7 @@ def commit_streams(
 
     Play a stream with ``stream.play()`` to get each step's batch and the commits
     aligned with ``batch.reqs`` (None where nothing new became visible; finished
-    and retracted requests included), built by ``auxcheck._scheduler.build_commits``.
+    and retracted requests included), built by ``auxcheck._runtime.scheduler.build_commits``.
     """
     _check_range("commit_streams(min_steps=..., max_steps=...)", min_steps, max_steps)
     batch_strategy = _batches(st.integers(0, 4)) if batches is None else batches

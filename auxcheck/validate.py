@@ -1,6 +1,6 @@
 """Runtime validators: ``check_*`` functions returning a Report of every violation at once.
 
-Objects are judged the way SGLang 0.5.23 runs them (see :mod:`auxcheck._loop`): methods
+Objects are judged the way SGLang 0.5.23 runs them (see :mod:`auxcheck._runtime.loop`): methods
 are called positionally (``copy_to_host(copy_tensor)``, ``consume(batch, commits)``), so
 parameter names are free while arity is not; ``copy_to_host`` gets a ``copy_tensor``
 that copies as SGLang's asynchronous copy does; each host output is consumed exactly
@@ -21,15 +21,15 @@ from dataclasses import dataclass, field
 from types import MemberDescriptorType
 from typing import TYPE_CHECKING, Any
 
-from auxcheck._calls import (
+from auxcheck._core.interrupts import interrupted_finding
+from auxcheck._core.plugin_calls import (
     MISSING,
     Interrupted,
     Outcome,
     announce,
-    guard,
+    attempt,
     kind_name,
     lookup,
-    method_findings,
     passes_through,
     phase_code,
     plain_torch,
@@ -37,7 +37,8 @@ from auxcheck._calls import (
     summarize,
     type_name,
 )
-from auxcheck._walk import TensorRef, iter_tensors
+from auxcheck._runtime.methods import method_findings
+from auxcheck._runtime.walk import TensorRef, iter_tensors
 from auxcheck.aliasing import as_registry
 from auxcheck.errors import InvalidArgument
 from auxcheck.protocols import CommittedTokens
@@ -66,7 +67,7 @@ class _Recorder:
     seen: list[Any] = field(default_factory=list)
 
     def __call__(self, tensor: Any) -> Any:
-        from auxcheck._loop import host_copy
+        from auxcheck._runtime.loop import host_copy
 
         self.seen.append(tensor)
         if not _is_tensor(tensor):
@@ -119,7 +120,7 @@ def _static_registry(static_buffers: Any, *, strict: bool = True
     if static_buffers is None or (type(static_buffers) is tuple and not static_buffers):
         return as_registry(None), []
     announce("AUX110", "reading the static buffers {}", static_buffers)
-    made = guard(as_registry, static_buffers)
+    made = attempt(as_registry, static_buffers)
     if made.error is None:
         return made.value, []
     if strict and type(made.error) is InvalidArgument:
@@ -138,7 +139,7 @@ def _never_raising(default: str, subject: str, obj: Any, check: Callable[[], Rep
         return _judged(default, subject, obj, check)
     except Interrupted as stop:
         report = Report(subject)
-        report.add(stop.finding())
+        report.add(interrupted_finding(stop))
         return report
 
 
@@ -184,7 +185,7 @@ def check_device_output(
     AUX201-204, and pipeline-parallel transport (AUX401-403) when ``obj`` has
     ``to_pp_tensors`` or a ``pp_observer`` is given.
     """
-    from auxcheck._loop import OutputSource, check_source
+    from auxcheck._runtime.loop import OutputSource, check_source
 
     batch_size = _batch_size(batch_size)
     registry, unreadable = _static_registry(static_buffers)
@@ -212,7 +213,7 @@ def check_device_outputs(
     the next one, so an output whose tensors the next call overwrites is AUX112; every
     rule of :func:`check_device_output` applies to each output.
     """
-    from auxcheck._loop import OutputSource, check_source, sample_output, source_of
+    from auxcheck._runtime.loop import OutputSource, check_source, sample_output, source_of
 
     batch_size = _batch_size(batch_size)
     _check_steps(steps)
@@ -242,7 +243,7 @@ def check_host_output(obj: Any, *, batch_size: int | None = None) -> Report:
     middle of generation, where requests decode, finish, abort or get no token, and
     commits built as the scheduler builds them.
     """
-    from auxcheck._loop import BatchSize, _HostOnly, infer_batch_sizes, run_loop
+    from auxcheck._runtime.loop import BatchSize, _HostOnly, infer_batch_sizes, run_loop
 
     batch_size = _batch_size(batch_size)
     subject = f"host output {type_name(obj)}"
@@ -276,7 +277,7 @@ def _pp_findings(obj: Any, pp_observer: Any) -> list[Finding]:
                            "expected to_pp_tensors() -> Mapping[str, Tensor]", obj,
                            detail=to_pp.detail)]
     announce("AUX402", "`to_pp_tensors` of {}", obj)
-    outcome = guard(to_pp.value)
+    outcome = attempt(to_pp.value)
     if outcome.error is not None:
         return [Finding.of("AUX402", f"to_pp_tensors raised {kind_name(outcome.error)}",
                            "expected a mapping of names to tensors", obj, detail=outcome.detail)]
@@ -292,7 +293,7 @@ def _plain_host(obj: Any) -> Any:
     if not callable(copy.value):
         return None
     announce("AUX403", "`copy_to_host` of {} (the values before transport)", obj)
-    return guard(copy.value, _Recorder()).value
+    return attempt(copy.value, _Recorder()).value
 
 
 def _absence(found: Outcome) -> str:
@@ -312,11 +313,11 @@ def _pp_mapping_findings(obj: Any, tensors: Any) -> tuple[dict[str, Any], list[F
     are plugin code); names become plain ``str`` so later dict work runs no plugin code.
     """
     expected = "expected a non-empty mapping of non-empty string names to tensors"
-    if not guard(issubclass, type(tensors), Mapping).value:
+    if not attempt(issubclass, type(tensors), Mapping).value:
         return {}, [Finding.of("AUX402", f"to_pp_tensors returned a {type(tensors).__name__}",
                                expected, obj)]
     announce("AUX402", "reading the mapping `to_pp_tensors` of {} returned", obj)
-    items = guard(lambda: list(itertools.islice(tensors.items(), _MAX_PP_TENSORS + 1)))
+    items = attempt(lambda: list(itertools.islice(tensors.items(), _MAX_PP_TENSORS + 1)))
     if items.error is not None:
         return {}, [Finding.of("AUX402", "items() of the mapping to_pp_tensors returned raised "
                                f"{type(items.error).__name__}", expected, obj,
@@ -352,13 +353,13 @@ def _round_trip_findings(obj: Any, host: Any, tensors: Mapping[str, Any],
     if from_pp is None:
         return findings
     # The receiving stage gets fresh tensors, never the sender's storage.
-    fresh = guard(lambda: {name: _fresh(t) for name, t in tensors.items()})
+    fresh = attempt(lambda: {name: _fresh(t) for name, t in tensors.items()})
     if fresh.error is not None:
         return [Finding.of("AUX402", f"a to_pp_tensors tensor cannot be copied: "
                            f"{type(fresh.error).__name__}", "expected plain tensors SGLang "
                            "can send to the next stage", obj, detail=fresh.detail)]
     announce("AUX403", "`from_pp_tensors` of {}", observer)
-    outcome = guard(from_pp, fresh.value)
+    outcome = attempt(from_pp, fresh.value)
     if outcome.error is not None or outcome.value is None:
         seen = "returned None" if outcome.error is None else \
             f"raised {kind_name(outcome.error)}"
@@ -373,7 +374,7 @@ def _host_value_findings(obj: Any, host: Any, rebuilt: Any) -> list[Finding]:
     expected = "expected the rebuilt output to copy to the same host values"
     announce("AUX403", "`copy_to_host` of {} (rebuilt by from_pp_tensors)", rebuilt)
     copy = lookup(rebuilt, "copy_to_host")
-    outcome = guard(copy.value, _Recorder()) if callable(copy.value) else \
+    outcome = attempt(copy.value, _Recorder()) if callable(copy.value) else \
         Outcome(error=copy.error or TypeError("the rebuilt output has no copy_to_host"))
     if outcome.error is not None:
         return [Finding.of("AUX403", f"copying the rebuilt output raised "
@@ -390,7 +391,7 @@ def _host_value_findings(obj: Any, host: Any, rebuilt: Any) -> list[Finding]:
 
 def _fresh(tensor: Any) -> Any:
     """Returns a copy of a PP tensor on its device, as the next stage receives it."""
-    from auxcheck._loop import covered_view
+    from auxcheck._runtime.loop import covered_view
 
     if tensor.layout != _strided() or tensor.is_nested:
         return tensor.detach().clone()
@@ -416,7 +417,7 @@ def _tensor_mismatch(left: Sequence[TensorRef], right: Sequence[TensorRef]) -> s
     if len(left) != len(right):
         return f"{len(left)} tensors before transport, {len(right)} after"
     for (path, a), (_, b) in zip(left, right):
-        same = guard(_same_values, a, b)
+        same = attempt(_same_values, a, b)
         if same.error is not None or same.value is False:
             how = "" if same.error is None else f" (comparing raised {type(same.error).__name__})"
             return f"{path} {shape_text(a)} became {shape_text(b)} after transport{how}"
@@ -432,7 +433,7 @@ def _same_values(a: Any, b: Any) -> bool:
             _same_values(x, y) for x, y in zip(parts_a, parts_b))
     if a.dtype != b.dtype or tuple(a.shape) != tuple(b.shape):
         return False
-    from auxcheck._loop import has_no_data
+    from auxcheck._runtime.loop import has_no_data
 
     if has_no_data(a) or has_no_data(b):
         return True  # meta and fake tensors hold no values to compare
@@ -558,7 +559,7 @@ def _commits_report(subject: str, batch: Any, commits: Any) -> Report:
                                   "entry per request of one batch", obj))
     if report:
         return report
-    length = guard(len, commits)
+    length = attempt(len, commits)
     if length.value != len(entries.value):
         seen = f"raised {type(length.error).__name__}" if length.error is not None else \
             f"is {describe(length.value)}"
@@ -570,7 +571,7 @@ def _commits_report(subject: str, batch: Any, commits: Any) -> Report:
                               f"{len(requests.value)} requests",
                               "expected one entry per request in batch.reqs", commits))
     for i, (req, commit) in enumerate(zip(requests.value, entries.value)):
-        found = guard(_commit_findings, i, req, commit)
+        found = attempt(_commit_findings, i, req, commit)
         report.extend(found.value if found.error is None else [Finding.of(
             "AUX601", f"commits[{i}] could not be judged: reading it raised "
             f"{kind_name(found.error)}", "expected None or a CommittedTokens of plain "
@@ -585,7 +586,7 @@ _MAX_REQUESTS = 1 << 16
 def _bounded_list(items: Any) -> Outcome:
     """Returns the first ``_MAX_REQUESTS + 1`` entries of ``items`` as a list, read under the
     guard: an endless iterator is cut, not read until the memory runs out."""
-    return guard(lambda: list(itertools.islice(items, _MAX_REQUESTS + 1)))
+    return attempt(lambda: list(itertools.islice(items, _MAX_REQUESTS + 1)))
 
 
 def _commit_findings(index: int, req: Any, commit: Any) -> list[Finding]:
@@ -639,11 +640,11 @@ def _misaligned(req: Any, commit: Any) -> tuple[str | None, str | None]:
     that raises or lies) is a finding too: an entry it cannot be matched against is not
     a pass. An int subclass or numpy integer counts as the int it is.
     """
-    from auxcheck._scheduler import visible_output_len
+    from auxcheck._runtime.scheduler import visible_output_len
 
     announce("AUX601", "reading the visible output of request {}", req)
-    seen = guard(visible_output_len, req)
-    rid = guard(getattr, req, "rid", req)
+    seen = attempt(visible_output_len, req)
+    rid = attempt(getattr, req, "rid", req)
     name = describe(rid.value if rid.error is None else req)
     if seen.error is not None:
         return ((f"cannot be matched with request {name}: reading its visible output length "
@@ -671,7 +672,7 @@ def _plain_int(value: Any) -> int | None:
     """Returns ``value`` as a plain int, else None: the one reading of a number plugin code
     gives. Anything ``operator.index`` accepts (numpy integers, an IntEnum) but a bool,
     read under the guard; an int subclass's own methods never run."""
-    index = guard(operator.index, value)
+    index = attempt(operator.index, value)
     if index.error is not None or not issubclass(type(index.value), int) or \
             issubclass(type(value), bool):
         return None
@@ -725,7 +726,7 @@ def _sampling_report(obj: Any, *, device_output: Any = None, batch_size: int | N
                      ) -> Report:
     """Returns :func:`check_sampling_observer`'s report, ``found`` first; ``published`` gets
     the steps at which the observer published an output."""
-    from auxcheck._loop import check_observers, sampling_producer
+    from auxcheck._runtime.loop import check_observers, sampling_producer
 
     report = Report(f"sampling observer {type_name(obj)}", list(found))
     report.extend(_hook_findings(obj))
@@ -776,7 +777,7 @@ def _forward_report(obj: Any, *, sampling_observer: Any = None, batch_size: int 
                     ) -> Report:
     """Returns :func:`check_forward_observer`'s report (``found`` and ``published`` as in
     :func:`_sampling_report`)."""
-    from auxcheck._loop import check_observers, forward_producer
+    from auxcheck._runtime.loop import check_observers, forward_producer
 
     report = Report(f"forward observer {type_name(obj)}", list(found))
     _, shape = method_findings(obj, "after_forward", ["batch", "forward_batch", "logits_output"],

@@ -19,7 +19,7 @@ from typing import Any
 
 import torch
 
-from auxcheck._byteranges import byte_range
+from auxcheck._runtime.byteranges import byte_range
 from auxcheck.aliasing import StaticBufferRegistry, guard_copy
 
 SIZES = (1, 100, 10_000)

@@ -31,7 +31,7 @@ from typing import Any
 import torch
 from _sglang_step import Logits, Result, copy_step
 
-from auxcheck._guard import Guard, GuardSettings
+from auxcheck._guard.live import Guard, GuardSettings
 from auxcheck.protocols import CommittedTokens
 
 BUFFERS = 10_000

@@ -112,8 +112,8 @@ def bench_rename(sample: Path, *, timed: int) -> tuple[float, float]:
     from libcst.codemod import CodemodContext, transform_module
     from libcst.codemod.commands.rename import RenameCommand
 
-    from auxcheck.migrate._moves import builtin_moves
-    from auxcheck.migrate._runner import run
+    from auxcheck.migrate.moves import builtin_moves
+    from auxcheck.migrate.runner import run
 
     moves = builtin_moves()
     ours = best_of(1, lambda: run([str(sample)], moves=moves, mode="diff", jobs=1))
@@ -133,7 +133,7 @@ def bench_per_file(files: list[Path]) -> tuple[float, float]:
     """Returns (auxcheck transform, bare libcst parse + codegen) seconds per file."""
     import libcst
 
-    from auxcheck.migrate._moves import builtin_moves
+    from auxcheck.migrate.moves import builtin_moves
     from auxcheck.migrate.transform import migrate_source
 
     moves = builtin_moves()

@@ -28,8 +28,8 @@ from pathlib import Path
 
 from _timing import best_of
 
-from auxcheck._index import ReleaseIndex
-from auxcheck._moves_infer import infer_moves
+from auxcheck._releases.index import ReleaseIndex
+from auxcheck._releases.moves_infer import infer_moves
 from auxcheck.releases import Release, cache_dir, find_release
 
 

@@ -33,11 +33,11 @@ from pathlib import Path
 
 from _timing import medians
 
-from auxcheck._index import ReleaseIndex
-from auxcheck._plugin_scan import PluginScan, scan_project
-from auxcheck._release_check import ReleaseResult, _Hints, _import_stage, check_release
-from auxcheck._signature_check import hook_target_problem
-from auxcheck.migrate._moves import builtin_moves
+from auxcheck._releases.index import ReleaseIndex
+from auxcheck._releases.plugin_scan import PluginScan, scan_project
+from auxcheck._releases.release_check import ReleaseResult, _Hints, _import_stage, check_release
+from auxcheck._releases.signature_check import hook_target_problem
+from auxcheck.migrate.moves import builtin_moves
 from auxcheck.releases import cache_dir, find_release
 
 RELEASES = ("0.5.19", "0.5.20", "0.5.23")

@@ -11,26 +11,16 @@ import hashlib
 import os
 import shutil
 import sys
-import zipfile
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from helpers.releases import EXAMPLES, real_release
 from hypothesis import core as hypothesis_core
 from hypothesis import settings
 from hypothesis.configuration import set_hypothesis_home_dir
 
-from auxcheck.releases import CACHE_ENV, Release, find_release, unpack
-
-REPO = Path(__file__).resolve().parent.parent
-EXAMPLES = REPO / "examples"
-REAL_CACHE = Path(os.environ.get(CACHE_ENV) or REPO / ".cache" / "sglang")
-"""Where the real wheels are cached for the tests."""
-
-REAL_RELEASES = ("0.5.19", "0.5.20", "0.5.23")
-"""The releases the tests read (``make wheels`` fetches exactly these)."""
-
-_LOADED: dict[str, Release] = {}
+from auxcheck.releases import Release
 
 SUITE_PROFILE = "auxcheck-tests"
 """The Hypothesis profile the suite runs under: the one in force (Hypothesis's ``ci`` under
@@ -61,18 +51,6 @@ def _hypothesis_of_its_own(request: pytest.FixtureRequest,
     hypothesis_core.global_force_seed = seed
     if settings.get_current_profile_name() != SUITE_PROFILE:
         settings.load_profile(SUITE_PROFILE)
-
-
-def real_release(version: str) -> Release:
-    """Returns the real SGLang release ``version`` from the test cache (downloaded once)."""
-    if version not in _LOADED:
-        _LOADED[version] = find_release(version, cache=REAL_CACHE)
-    return _LOADED[version]
-
-
-def real_tree(version: str) -> Path:
-    """Returns a folder holding the unpacked ``sglang/`` Python files of release ``version``."""
-    return unpack(real_release(version), cache=REAL_CACHE)
 
 
 @pytest.fixture(scope="session")
@@ -124,24 +102,6 @@ def offline_pip(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PIP_CONFIG_FILE", os.devnull)
     for name in ("PIP_FIND_LINKS", "PIP_EXTRA_INDEX_URL"):
         monkeypatch.delenv(name, raising=False)
-
-
-def write_release(root: Path, files: Mapping[str, str], *, wheel: bool = False) -> Path:
-    """Writes a release of ``files`` (paths under ``sglang/``) under ``root``; returns it.
-
-    A folder holding ``sglang/``, or with ``wheel`` a zip wheel of those files.
-    """
-    root.mkdir(parents=True, exist_ok=True)
-    if wheel:
-        path = root / "sglang-0-py3-none-any.whl"
-        with zipfile.ZipFile(path, "w") as archive:
-            for name, text in files.items():
-                archive.writestr(name, text)
-        return path
-    for name, text in files.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(text, encoding="utf-8")
-    return root
 
 
 _CAP_DAC_OVERRIDE, _CAP_DAC_READ_SEARCH = 1, 2

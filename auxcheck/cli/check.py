@@ -1,6 +1,6 @@
 """``auxcheck check PATH``: the import scan, mypy with the stubs, the contract suite, the releases.
 
-The stages themselves are in :mod:`auxcheck._check`; this module reads the command
+The stages themselves are in :mod:`auxcheck.cli._check_stages`; this module reads the command
 line, rejects options the contract suite could not use before any stage runs
 (``--impl``, ``--profile``), says on stderr when each stage starts and ends, and sums
 the results up in one table (or a JSON document on stdout). Exit status: 0 when no
@@ -18,7 +18,14 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from auxcheck._check import STAGES, CheckOptions, StageResult, has_xdist, run_stages, source_root
+from auxcheck.cli._check_stages import (
+    STAGES,
+    CheckOptions,
+    StageResult,
+    has_xdist,
+    run_stages,
+    source_root,
+)
 from auxcheck.cli._common import (
     CommandParser,
     UsageError,
@@ -156,7 +163,7 @@ def _parser() -> CommandParser:
 
 def _releases(sglang: Sequence[str], path: Path) -> tuple[str, ...]:
     """Returns the releases to check: ``--sglang`` values, else ``[tool.auxcheck] sglang``."""
-    from auxcheck._config import project_sglang
+    from auxcheck._core.config import project_sglang
     from auxcheck.errors import InvalidArgument
     from auxcheck.releases import ReleaseError, parse_versions
 
@@ -244,7 +251,7 @@ def check_impl(spec: str, path: Path, *, timeout: float = 0) -> None:
 def _probe_impl(spec: str, path: Path, timeout: float) -> str | None:
     import os
 
-    from auxcheck._child import run_bounded
+    from auxcheck._isolation.child import run_bounded
 
     src = source_root(path)
     entries = [str(path)] + ([str(src)] if src is not None else [])

@@ -29,8 +29,8 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, TextIO
 
-from auxcheck._paths import is_file
-from auxcheck._text import plural
+from auxcheck._core.paths import is_file
+from auxcheck._core.text import plural
 from auxcheck.cli._common import (
     CommandParser,
     UsageError,
@@ -41,9 +41,9 @@ from auxcheck.cli._common import (
     run_command,
 )
 from auxcheck.errors import InvalidArgument, MovesTableError
-from auxcheck.migrate._files import WalkNote, display_path
-from auxcheck.migrate._moves import Move, MoveTable, load_moves
-from auxcheck.migrate._runner import (
+from auxcheck.migrate.files import WalkNote, display_path
+from auxcheck.migrate.moves import Move, MoveTable, load_moves
+from auxcheck.migrate.runner import (
     DEFAULT_MAX_FILE_SIZE,
     FileOutcome,
     Interrupted,
@@ -142,7 +142,7 @@ def _find_pyproject(start: str) -> Path | None:
 def _project_tables(args: argparse.Namespace) -> MoveTable:
     """Returns the moves of the projects the paths are in; raises MovesTableError or
     InvalidArgument for a malformed table, UsageError when two projects disagree."""
-    from auxcheck._config import auxcheck_table
+    from auxcheck._core.config import auxcheck_table
 
     starts = [p for p in args.paths if p != "-"] or ["."]
     tables: dict[Path | None, MoveTable] = {}
@@ -173,7 +173,7 @@ def _new_moves(inferred: Sequence[Move], table: MoveTable) -> tuple[list[Move], 
 
 def _with_release_moves(table: MoveTable, args: argparse.Namespace) -> MoveTable:
     """Returns ``table`` plus the moves inferred between the ``--sglang`` releases."""
-    from auxcheck._moves_infer import moves_between
+    from auxcheck._releases.moves_infer import moves_between
 
     older, newer = args.sglang
     found = moves_between(older, newer, wheels=args.wheel, sources=args.source,

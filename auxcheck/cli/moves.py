@@ -51,7 +51,7 @@ def _run(argv: list[str]) -> int:
     if args.older == args.newer:
         raise UsageError(f"--from and --to are the same release ({args.older}); pass the older "
                          "release to --from and the newer one to --to")
-    from auxcheck._moves_infer import moves_between, render_json, render_toml
+    from auxcheck._releases.moves_infer import moves_between, render_json, render_toml
     from auxcheck.releases import ReleaseError
 
     try:

@@ -1,4 +1,4 @@
-"""``auxcheck stubcheck``: compares the sglang stubs with SGLang's source (auxcheck/_stubcheck.py).
+"""``auxcheck stubcheck``: compares the sglang stubs with SGLang's source (auxcheck/_releases/stubcheck.py).
 
 Exit status: 0 when the stubs match, 1 on mismatches, 2 on usage errors (a wheel or
 tree that is not there or is not an SGLang release, stubs that cannot be read).
@@ -11,7 +11,7 @@ import zipfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from auxcheck._stubcheck import (
+from auxcheck._releases.stubcheck import (
     PINNED_SGLANG_VERSION,
     Mismatch,
     SourceReader,

@@ -1,7 +1,7 @@
 """``auxcheck validate MODULE:ATTR...``: runs the runtime contract checks on plugin objects.
 
 The plugin's code (its import, its factories, every check) runs in worker processes
-(:mod:`auxcheck._child`), never in this one: an ``os._exit``, a signal, a hang or a print
+(:mod:`auxcheck._isolation.child`), never in this one: an ``os._exit``, a signal, a hang or a print
 to stdout in plugin code becomes a finding blamed on the plugin call that was running,
 and cannot decide the exit status, corrupt ``--format json`` or stop the other targets.
 """
@@ -19,8 +19,8 @@ import types
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeGuard
 
-from auxcheck._calls import guard
-from auxcheck._text import plural
+from auxcheck._core.plugin_calls import attempt
+from auxcheck._core.text import plural
 from auxcheck.cli._common import (
     CommandParser,
     UsageError,
@@ -34,7 +34,7 @@ from auxcheck.errors import InvalidArgument
 from auxcheck.report import Finding, Report, describe
 
 if TYPE_CHECKING:
-    from auxcheck._child import Channel, Unit
+    from auxcheck._isolation.child import Channel, Unit
 
 __all__ = ["DESCRIPTION", "main", "prepare", "serve"]
 
@@ -122,7 +122,7 @@ class _Result(NamedTuple):
 
 def _run(options: argparse.Namespace, ignored: frozenset[str]) -> list[_Result]:
     """Returns one result per target, each loaded and checked in a worker process."""
-    from auxcheck._child import borrow
+    from auxcheck._isolation.child import borrow
 
     targets: list[str] = options.targets
     request = {"targets": targets, "ignore": sorted(ignored), "pp_observer": options.pp_observer,
@@ -232,7 +232,7 @@ def _failed(spec: str, unit: Unit) -> Finding | None:
 
 def _ended(spec: str, unit: Unit, shared_with: str | None) -> Finding:
     """Returns the finding of a unit that ended the process or ran past the time limit."""
-    from auxcheck._child import Phase
+    from auxcheck._isolation.child import Phase
     from auxcheck.rules import RULES
 
     ending = unit.ending
@@ -385,7 +385,7 @@ class _NotLoaded(Exception):
 
 def _not_loaded(code: str, what: str, exc: BaseException, spec: str) -> _NotLoaded:
     """Returns the error of loading ``spec``, where ``what`` raised ``exc``."""
-    from auxcheck._calls import summarize
+    from auxcheck._core.plugin_calls import summarize
 
     return _NotLoaded(Finding(
         code, f"{what} raised {describe(exc)}; expected it to return, so that {spec} can be "
@@ -397,7 +397,7 @@ def _not_loaded(code: str, what: str, exc: BaseException, spec: str) -> _NotLoad
 
 def _escaped(spec: str, exc: BaseException, last: tuple[str, str] | None) -> Finding:
     """Returns the finding of an exception that escaped the checks of ``spec``."""
-    from auxcheck._calls import summarize
+    from auxcheck._core.plugin_calls import summarize
 
     code, what = last or (_LOAD_CODE, f"loading {spec}")
     return Finding(code, f"{what} raised {describe(exc)} that no check caught; expected plugin "
@@ -421,7 +421,7 @@ def _check(spec: str, obj: Any, factory: Any, buffers: Any, observer: Any,
            size: int | None) -> Report:
     """Returns one report holding every check that applies to ``obj``."""
     from auxcheck import validate
-    from auxcheck._calls import announce
+    from auxcheck._core.plugin_calls import announce
 
     announce(_LOAD_CODE, f"looking up the methods of {spec}")
     kinds = [name for name in ("copy_to_host", "consume") if _has(obj, name)]
@@ -473,12 +473,12 @@ def _buffers(spec: str, channel: Channel) -> Any:
         return [value]
     if issubclass(kind, Mapping) or kind.__name__ == "StaticBufferRegistry":
         return value
-    iterator = guard(iter, value)
+    iterator = attempt(iter, value)
     if type(iterator.error) is TypeError:
         raise UsageError(f"--static-buffers {spec!r} is a {kind.__name__}; "
                          "expected a tensor or an iterable of tensors")
     # At most one more than any graph owns: an endless iterator must not fill the memory.
-    items = iterator if iterator.error is not None else guard(
+    items = iterator if iterator.error is not None else attempt(
         lambda: list(itertools.islice(iterator.value, _MAX_BUFFERS + 1)))
     if items.error is not None:
         raise _not_loaded("AUX110", f"iterating --static-buffers {spec}", items.error, spec)
@@ -501,7 +501,7 @@ def _materialize(spec: str, channel: Channel, obj: Any = None, *, code: str,
     if needs is not None:
         raise UsageError(f"{spec!r} is a factory that needs arguments ({needs}); "
                          "point at an instance or a zero-argument factory")
-    made = guard(obj)
+    made = attempt(obj)
     if made.error is not None:
         raise _not_loaded(code, f"the {role}factory {spec}", made.error, spec)
     return made.value
@@ -510,10 +510,10 @@ def _materialize(spec: str, channel: Channel, obj: Any = None, *, code: str,
 def _needed_arguments(factory: Any) -> str | None:
     """Returns why ``factory`` cannot be called without arguments, or None when it can (or
     its signature cannot be read: a hostile ``__signature__`` only means it is tried)."""
-    signature = guard(inspect.signature, factory)
+    signature = attempt(inspect.signature, factory)
     if signature.error is not None or type(signature.value) is not inspect.Signature:
         return None
-    bound = guard(signature.value.bind)
+    bound = attempt(signature.value.bind)
     return str(bound.error) if type(bound.error) is TypeError else None
 
 
@@ -535,7 +535,7 @@ def _load(spec: str, channel: Channel, *, code: str, key: str | None, role: str)
     channel.phase(code, f"reading {role}{spec}", key=key, title=_LOAD_TITLE)
     owner, path = f"module {module_name!r}", module_name + ":"
     for part in attr_path.split("."):
-        read = guard(getattr, obj, part)  # a module __getattr__ or a property may raise
+        read = attempt(getattr, obj, part)  # a module __getattr__ or a property may raise
         if issubclass(type(read.error), AttributeError):
             raise UsageError(f"{owner} has no attribute {part!r}")
         if read.error is not None:

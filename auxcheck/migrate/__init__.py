@@ -7,17 +7,17 @@ imports the scanner (:mod:`ast`) or :mod:`auxcheck.migrate.transform` (libcst).
 
 import typing as _typing
 
-from auxcheck import _lazy
+from auxcheck._core import lazy as _lazy
 
 if _typing.TYPE_CHECKING:
-    from auxcheck.migrate._moves import Move, MoveTable, builtin_moves, load_moves
+    from auxcheck.migrate.moves import Move, MoveTable, builtin_moves, load_moves
     from auxcheck.migrate.scan import scan_paths, scan_source
 
 _HOME_OF = {
-    "Move": "auxcheck.migrate._moves",
-    "MoveTable": "auxcheck.migrate._moves",
-    "builtin_moves": "auxcheck.migrate._moves",
-    "load_moves": "auxcheck.migrate._moves",
+    "Move": "auxcheck.migrate.moves",
+    "MoveTable": "auxcheck.migrate.moves",
+    "builtin_moves": "auxcheck.migrate.moves",
+    "load_moves": "auxcheck.migrate.moves",
     "scan_paths": "auxcheck.migrate.scan",
     "scan_source": "auxcheck.migrate.scan",
 }

@@ -15,15 +15,15 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
-from auxcheck._astutil import catches_import_error as _catches_import_error
-from auxcheck._astutil import dotted_name as _dotted_name
-from auxcheck.migrate._files import (
+from auxcheck._core.pyast import catches_import_error as _catches_import_error
+from auxcheck._core.pyast import dotted_name as _dotted_name
+from auxcheck.migrate.files import (
     UndecodableFile,
     iter_python_files,
     module_name_of,
     read_source,
 )
-from auxcheck.migrate._moves import MoveTable, builtin_moves
+from auxcheck.migrate.moves import MoveTable, builtin_moves
 
 if TYPE_CHECKING:
     from auxcheck.report import Finding, Report
@@ -1076,7 +1076,7 @@ def scan_source(text: str, *, moves: MoveTable | None = None, module: str | None
     table = moves or builtin_moves()
     if is_defining_module(module, table):
         return []
-    from auxcheck.migrate._files import deep_call, parse_as_python
+    from auxcheck.migrate.files import deep_call, parse_as_python
 
     tree = parse_as_python(text, path)  # Python's own verdict, whoever asks
     # what Python parsed, the analysis walks, however deep (a long flat expression nests)
@@ -1087,7 +1087,7 @@ def scan_source(text: str, *, moves: MoveTable | None = None, module: str | None
 
 def _scan_file(path: str, table: MoveTable, report: Report) -> None:
     """Adds the findings of the file at ``path``: its uses, or AUX504 when it is broken."""
-    from auxcheck.migrate._files import (
+    from auxcheck.migrate.files import (
         DEFAULT_MAX_FILE_SIZE,
         PARSE_ERRORS,
         FileTooLarge,
@@ -1118,7 +1118,7 @@ def scan_paths(paths: Sequence[str] | Iterable[str], *, moves: MoveTable | None 
     broken file of a plugin is reported); libcst is never imported. ``pytest
     --auxcheck`` calls this.
     """
-    from auxcheck.migrate._files import DEFAULT_MAX_FILE_SIZE, Prefilter, broken_file_finding
+    from auxcheck.migrate.files import DEFAULT_MAX_FILE_SIZE, Prefilter, broken_file_finding
     from auxcheck.report import Report
 
     table = moves or builtin_moves()

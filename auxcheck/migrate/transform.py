@@ -6,7 +6,7 @@ rewrites ``from old import X`` (splitting statements that mix moved and staying
 names), module imports with their attribute uses (``import old [as m]`` and
 ``from pkg import old``, each kept in the form the user wrote), dotted string targets
 and star imports, and writes each import the way the project's ruff or isort
-configuration (:mod:`auxcheck.migrate._style`) sorts and wraps it. With
+configuration (:mod:`auxcheck.migrate.style`) sorts and wraps it. With
 ``compat=True`` it writes ``try: new / except ImportError: old`` instead, the old
 branch hidden from type checkers behind ``if not TYPE_CHECKING``, and dotted string
 targets name the module found at import time. :func:`migrate_source` runs it and
@@ -33,10 +33,9 @@ from libcst.codemod import (
 from libcst.codemod import transform_module as run_codemod
 from libcst.helpers import get_full_name_for_node
 
-from auxcheck._astutil import IMPORT_ERROR_CATCHERS
-from auxcheck.migrate import _style
-from auxcheck.migrate._moves import MoveTable
-from auxcheck.migrate._style import ImportStyle
+from auxcheck._core.pyast import IMPORT_ERROR_CATCHERS
+from auxcheck.migrate import style as _style
+from auxcheck.migrate.moves import MoveTable
 from auxcheck.migrate.scan import (
     Analysis,
     StringRole,
@@ -52,6 +51,7 @@ from auxcheck.migrate.scan import (
     string_targets,
     subscript_roles,
 )
+from auxcheck.migrate.style import ImportStyle
 
 __all__ = ["MigrateImportsCommand", "MigrationResult", "migrate_source"]
 

@@ -1,0 +1,247 @@
+"""A plugin's hooks as the source names them, and the signatures they resolve to.
+
+``HookRegistry.register(target, hook, ...)`` takes any callable; the scan keeps the
+expression (:class:`HookRef`) and every file's definitions and imports
+(:class:`PluginModule`), and :func:`resolve_hook` follows the expression to a ``def`` or
+``class`` of the project: a function here or in another module of the plugin, a
+method through its class or ``self``, ``functools.partial`` of those, a lambda, a
+``@plugin_hook``-decorated definition. What it cannot follow is said in
+:attr:`ResolvedHook.unknown`, never guessed.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import inspect
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from auxcheck._core.pyast import dotted_name
+from auxcheck._core.signatures import SignatureCarrier, signature_of
+from auxcheck._releases.stubcheck import FunctionInfo, Param
+
+__all__ = [
+    "CLEAR_DECORATORS",
+    "HookRef",
+    "PluginFunction",
+    "PluginModule",
+    "ResolvedHook",
+    "hook_ref",
+    "is_clear_decorator",
+    "resolve_hook",
+    "returns_of",
+]
+
+CLEAR_DECORATORS = frozenset({
+    "plugin_hook", "wraps", "functools.wraps", "no_grad", "torch.no_grad", "inference_mode",
+    "torch.inference_mode", "torch.compile", "lru_cache", "functools.lru_cache", "cache",
+    "functools.cache", "abstractmethod", "abc.abstractmethod", "override",
+    "typing.override", "typing_extensions.override", "staticmethod", "classmethod",
+    "contextmanager", "contextlib.contextmanager", "torch.jit.ignore", "DynamicGradMode",
+    "torch._dynamo.disable", "nvtx.annotate", "torch.profiler.record_function",
+})
+"""Decorators known to keep the signature callers bind to (or, for static/class methods,
+to change it in a way auxcheck models). Others make a misfit a note."""
+
+
+def is_clear_decorator(decorator: str) -> bool:
+    """Returns True when ``decorator`` (as written: ``torch.no_grad``) keeps the signature."""
+    return decorator in CLEAR_DECORATORS or decorator.rpartition(".")[2] in CLEAR_DECORATORS
+
+
+@dataclass(frozen=True, slots=True)
+class HookRef:
+    """A hook as written at its registration: a dotted name, a partial, or a lambda."""
+
+    text: str
+    name: str | None
+    scope: str = ""
+    """The qualname of the function or class the registration sits in."""
+    partial_positional: int = 0
+    partial_keywords: tuple[str, ...] = ()
+    lambda_params: tuple[Param, ...] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PluginFunction:
+    """A ``def`` of the plugin: its parameters, decorators (as written) and odd returns."""
+
+    qualname: str
+    info: FunctionInfo
+    decorators: tuple[str, ...]
+    location: str
+    returns: tuple[str, ...] = ()
+    """``return`` values that are neither None nor a pair (what a BEFORE hook may return)."""
+
+
+@dataclass(frozen=True, slots=True)
+class PluginModule:
+    """One scanned file: its module name, definitions and what its names are bound to."""
+
+    name: str
+    functions: Mapping[str, PluginFunction]
+    classes: frozenset[str]
+    bindings: Mapping[str, str]
+    values: Mapping[str, HookRef] = field(default_factory=dict)
+    """Module-level ``NAME = partial(...)`` / ``lambda`` / another name: what NAME refers to."""
+
+
+@dataclass(frozen=True, slots=True)
+class ResolvedHook:
+    """What a hook resolves to: its call signature, or why auxcheck cannot tell."""
+
+    name: str
+    signature: inspect.Signature | None = None
+    is_class: bool = False
+    function: PluginFunction | None = None
+    unclear: tuple[str, ...] = ()
+    """Decorators whose effect on the signature auxcheck does not know."""
+    unknown: str | None = None
+
+
+def hook_ref(node: ast.expr, scope: str) -> HookRef:
+    """Returns the reference ``node`` (the hook argument of a registration) makes."""
+    text = ast.unparse(node)
+    if isinstance(node, ast.Lambda):
+        from auxcheck._releases.stubcheck import parse_function
+
+        shim = ast.FunctionDef(name="<lambda>", args=node.args, body=[], decorator_list=[])
+        return HookRef(text, None, scope, lambda_params=parse_function(shim).params)
+    if isinstance(node, ast.Call) and (dotted_name(node.func) or "").rpartition(".")[2] == "partial":
+        if node.args and not any(isinstance(a, ast.Starred) for a in node.args[1:]) and all(
+                k.arg for k in node.keywords):
+            inner = hook_ref(node.args[0], scope)
+            return HookRef(text, inner.name, scope,
+                           inner.partial_positional + len(node.args) - 1,
+                           (*inner.partial_keywords, *(k.arg for k in node.keywords if k.arg)),
+                           inner.lambda_params)
+        return HookRef(text, None, scope)
+    return HookRef(text, dotted_name(node), scope)
+
+
+def returns_of(node: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[str, ...]:
+    """Returns the ``return`` values of ``node`` (not nested defs) that cannot be
+    ``None`` or an ``(args, kwargs)`` pair: constants, other-length tuples, lists, dicts."""
+    odd: list[str] = []
+    stack: list[ast.AST] = list(node.body)
+    while stack:
+        item = stack.pop()
+        if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(item, ast.Return) and item.value is not None:
+            value = item.value
+            if (isinstance(value, ast.Constant) and value.value is not None
+                    or isinstance(value, ast.Tuple) and len(value.elts) != 2
+                    and not any(isinstance(e, ast.Starred) for e in value.elts)
+                    or isinstance(value, (ast.List, ast.Dict, ast.Set, ast.JoinedStr))):
+                odd.append(f"line {item.lineno}: return {ast.unparse(value)}")
+        stack.extend(ast.iter_child_nodes(item))
+    return tuple(sorted(odd))
+
+
+def resolve_hook(ref: HookRef, module: str, modules: Mapping[str, PluginModule]) -> ResolvedHook:
+    """Returns the signature ``ref``, registered in ``module``, is called with."""
+    if ref.lambda_params is not None:
+        return _partial(ref, ResolvedHook(ref.text, signature_of(ref.lambda_params)))
+    if ref.name is None:
+        return ResolvedHook(ref.text, unknown=f"`{ref.text}` is not a name auxcheck can follow")
+    home = modules.get(module)
+    if home is None:
+        return ResolvedHook(ref.text, unknown=f"{module} was not scanned")
+    found = _lookup(ref.name, ref.scope, home, modules, depth=0)
+    if isinstance(found, str):
+        return ResolvedHook(ref.text, unknown=found)
+    return _partial(ref, found)
+
+
+def _partial(ref: HookRef, found: ResolvedHook) -> ResolvedHook:
+    if found.signature is None or not (ref.partial_positional or ref.partial_keywords):
+        return found
+    try:
+        shim = functools.partial(SignatureCarrier(found.signature), *[None] * ref.partial_positional,
+                                 **{k: None for k in ref.partial_keywords})
+        signature = inspect.signature(shim)
+    except (TypeError, ValueError) as exc:
+        return ResolvedHook(ref.text, unknown=f"`{ref.text}` cannot be applied ({exc})")
+    return ResolvedHook(ref.text, signature, False, found.function, found.unclear)
+
+
+def _lookup(name: str, scope: str, home: PluginModule, modules: Mapping[str, PluginModule], *,
+            depth: int) -> ResolvedHook | str:
+    head, _, rest = name.partition(".")
+    if head in ("self", "cls") and rest and "." not in rest:
+        owner = _enclosing_class(scope, home)
+        if owner is None:
+            return f"`{name}` outside a class of the plugin"
+        return _member(f"{owner}.{rest}", home, bound=True, name=name)
+    value = home.values.get(head) if not rest else None
+    if value is not None and depth < 8:
+        if value.lambda_params is not None or value.name is None:
+            return resolve_hook(value, home.name, modules)
+        found = _lookup(value.name, "", home, modules, depth=depth + 1)
+        return found if isinstance(found, str) else _partial(value, found)
+    local = _in_scope(head, scope, home)
+    if local is not None:
+        qualname = f"{local}.{rest}" if rest else local
+        return _definition(qualname, home, name=name)
+    origin = home.bindings.get(head)
+    if origin is not None and depth < 8:
+        parts = (f"{origin}.{rest}" if rest else origin).split(".")
+        for at in range(len(parts) - 1, 0, -1):
+            target = modules.get(".".join(parts[:at]))
+            if target is not None:
+                return _lookup(".".join(parts[at:]), "", target, modules, depth=depth + 1)
+        return f"`{name}` comes from {parts[0]}, outside the plugin"
+    return f"`{name}` is not defined or imported in {home.name}"
+
+
+def _in_scope(head: str, scope: str, home: PluginModule) -> str | None:
+    parts = scope.split(".") if scope else []
+    for end in range(len(parts), -1, -1):
+        candidate = ".".join([*parts[:end], head])
+        if candidate in home.functions or candidate in home.classes:
+            return candidate
+    return None
+
+
+def _enclosing_class(scope: str, home: PluginModule) -> str | None:
+    parts = scope.split(".") if scope else []
+    for end in range(len(parts), 0, -1):
+        candidate = ".".join(parts[:end])
+        if candidate in home.classes:
+            return candidate
+    return None
+
+
+def _definition(qualname: str, home: PluginModule, *, name: str) -> ResolvedHook | str:
+    if qualname in home.classes:
+        return ResolvedHook(name, is_class=True)
+    owner = qualname.rpartition(".")[0]
+    if owner in home.classes:
+        return _member(qualname, home, bound=False, name=name)
+    function = home.functions.get(qualname)
+    if function is None:
+        return f"`{name}` is not a function or class of {home.name}"
+    return _signed(function, name, drop_first=False)
+
+
+def _member(qualname: str, home: PluginModule, *, bound: bool, name: str) -> ResolvedHook | str:
+    function = home.functions.get(qualname)
+    if function is None:
+        return f"`{name}`: {home.name} has no method {qualname} (an inherited one is not read)"
+    decorators = {d.rpartition(".")[2] for d in function.decorators}
+    if "staticmethod" in decorators:
+        return _signed(function, name, drop_first=False)
+    if "classmethod" in decorators:
+        return _signed(function, name, drop_first=True)
+    return _signed(function, name, drop_first=bound)
+
+
+def _signed(function: PluginFunction, name: str, *, drop_first: bool) -> ResolvedHook | str:
+    try:
+        signature = signature_of(function.info.params, drop_first=drop_first)
+    except ValueError as exc:
+        return f"`{name}`: its parameters cannot be read ({exc})"
+    unclear = tuple(d for d in function.decorators if not is_clear_decorator(d))
+    return ResolvedHook(name, signature, False, function, unclear)

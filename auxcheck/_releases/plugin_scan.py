@@ -1,0 +1,598 @@
+"""What a plugin asks of SGLang, read from its source with ``ast``: imports, hooks, patches.
+
+Collected once per project and judged against each release by
+:mod:`auxcheck._releases.release_check`: every ``sglang.*`` import (from-imports, ``import
+a.b``, module-attribute uses ``m.X``, relative imports in files inside an ``sglang``
+tree), every dotted target string (``mock.patch``, ``monkeypatch.setattr``), every
+hook registration (``HookRegistry.register``, ``@plugin_hook``), the classes that
+implement a contract protocol, and the ``sglang.srt.plugins`` entry points of
+``pyproject.toml``. A file that cannot be read, decoded or parsed is an AUX504 finding.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from auxcheck._core.pyast import (
+    absolute_module,
+    catches_import_error,
+    caught_names,
+    is_type_checking,
+)
+from auxcheck._core.pyast import dotted_name as _dotted
+from auxcheck._releases.hook_refs import (
+    HookRef,
+    PluginFunction,
+    PluginModule,
+    hook_ref,
+    returns_of,
+)
+from auxcheck._releases.stubcheck import FunctionInfo, parse_function
+from auxcheck.report import Finding
+
+__all__ = [
+    "CONTRACT_METHODS",
+    "CallUse",
+    "ContractClass",
+    "EntryPoint",
+    "HookUse",
+    "ImportUse",
+    "PluginScan",
+    "scan_project",
+    "taken_branch",
+]
+
+CONTRACT_METHODS: dict[str, tuple[str, ...]] = {
+    "DeviceAuxiliaryOutput": ("copy_to_host",),
+    "HostAuxiliaryOutput": ("consume",),
+    "SamplingObserver": ("is_active", "before_grammar", "after_sample"),
+    "ForwardObserver": ("after_forward",),
+}
+"""SGLang's contract protocols -> the methods SGLang calls on an implementation."""
+
+PLUGIN_GROUP = "sglang.srt.plugins"
+
+
+@dataclass(frozen=True, slots=True)
+class ImportUse:
+    """One use of an ``sglang`` module or name in the plugin's source.
+
+    ``kind``: ``from`` (``from M import N``), ``import`` (``import M``), ``attribute``
+    (``M.N`` through an imported module) or ``patch`` (a dotted target string).
+    ``name`` is None when only the module must exist.
+    """
+
+    location: str
+    module: str
+    name: str | None
+    kind: str
+    text: str
+    create: bool = False
+    group: str | None = None
+    """The ``try`` statement (``path:line``) whose ``except ImportError`` guards this import."""
+    fallback: bool = False
+    """True for an import in the ``except`` block: it runs only when the ``try`` body failed."""
+    alternatives: tuple[str, ...] = ()
+    """For ``alias.X`` where a ``try/except ImportError`` binds ``alias`` to one of several
+    modules: those modules, the ``try`` body's first. ``module`` is then the last."""
+
+    @property
+    def dotted(self) -> str:
+        """Returns ``module.name`` (or the module)."""
+        return self.module if self.name is None else f"{self.module}.{self.name}"
+
+
+@dataclass(frozen=True, slots=True)
+class HookUse:
+    """One hook registration: its target, hook type, where it was made and the hook itself."""
+
+    location: str
+    target: str | None
+    hook_type: str
+    text: str
+    hook: HookRef | None = None
+    """The hook expression as written (None when the call names no hook)."""
+    module: str = ""
+    """The plugin module (or file) that registers it: where ``hook`` is looked up."""
+
+
+@dataclass(frozen=True, slots=True)
+class CallUse:
+    """One call into SGLang: the callee's dotted path and the arguments' shape.
+
+    ``guard`` says why the call may not run on every release (a version test around
+    it, a ``try`` catching TypeError); such a call's misfit is a note.
+    """
+
+    location: str
+    dotted: str
+    positional: int
+    keywords: tuple[str, ...]
+    text: str
+    splat: bool = False
+    guard: str | None = None
+    alternatives: tuple[str, ...] = ()
+    """As :attr:`ImportUse.alternatives`: the modules a try/except alias may be."""
+
+
+def taken_branch(dotted: str, alternatives: Sequence[str],
+                 exists: Callable[[str], bool]) -> str | None:
+    """Returns ``dotted`` through the module a ``try/except ImportError`` alias is bound to.
+
+    ``dotted`` names the last branch's module (``alternatives[-1]``); the try body's
+    import runs first, so the first module that ``exists`` wins. None when none does.
+    """
+    if not alternatives:
+        return dotted
+    taken = next((m for m in alternatives if exists(m)), None)
+    return None if taken is None else taken + dotted[len(alternatives[-1]):]
+
+
+@dataclass(frozen=True, slots=True)
+class ContractClass:
+    """A plugin class implementing a contract protocol, with the methods it defines."""
+
+    location: str
+    name: str
+    protocol: str
+    methods: dict[str, FunctionInfo]
+    static: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True, slots=True)
+class EntryPoint:
+    """One ``sglang.srt.plugins`` entry point: ``name = "value"`` from ``source``."""
+
+    name: str
+    value: str
+    source: str
+
+
+@dataclass(frozen=True, slots=True)
+class PluginScan:
+    """Everything the release checks need from one plugin project."""
+
+    root: Path
+    files: int
+    imports: tuple[ImportUse, ...]
+    hooks: tuple[HookUse, ...]
+    classes: tuple[ContractClass, ...]
+    entry_points: tuple[EntryPoint, ...]
+    calls: tuple[CallUse, ...] = ()
+    modules: tuple[PluginModule, ...] = ()
+    """Each scanned file's definitions and imports, to find hooks defined elsewhere."""
+    unreadable: tuple[str, ...] = ()
+    """A note per file left out of the scan, for each release's ``imports`` stage."""
+    problems: tuple[str, ...] = field(default=())
+    """Entry-point table problems found while reading ``pyproject.toml``."""
+    broken: tuple[Finding, ...] = ()
+    """The AUX504 finding of each file that could not be read, decoded or parsed."""
+
+
+# ---------------------------------------------------------------- one file
+
+
+class _FileScan(ast.NodeVisitor):
+    def __init__(self, path: str, module: str | None, package: bool) -> None:
+        self.path = path
+        self.module = module
+        self.package = package
+        self.imports: list[ImportUse] = []
+        self.hooks: list[HookUse] = []
+        self.classes: list[ContractClass] = []
+        self.aliases: dict[str, str] = {}  # local name -> sglang module it is bound to
+        self.names: dict[str, str] = {}  # local name -> sglang dotted object it is bound to
+        self.constants: dict[str, str] = {}  # module-level NAME = "string"
+        self.group: str | None = None
+        self.fallback = False
+        self.alias_options: dict[str, list[str]] = {}  # alias -> modules, per try/except branch
+        self.calls: list[CallUse] = []
+        self.functions: dict[str, PluginFunction] = {}
+        self.defined_classes: set[str] = set()
+        self.bindings: dict[str, str] = {}  # local name -> absolute dotted origin (any import)
+        self.scope: list[str] = []
+        self.guards: list[str] = []
+        self.hooked: set[int] = set()  # plugin_hook decorator calls already registered
+        self.values: dict[str, HookRef] = {}  # module-level NAME = partial(...) / lambda / name
+        self.stored: set[str] = set()  # sglang attributes the plugin assigns (module.X = ...)
+
+    def use(self, node: ast.AST, module: str, name: str | None, kind: str, text: str,
+            create: bool = False) -> None:
+        self.imports.append(ImportUse(self.at(node), module, name, kind, text, create,
+                                      self.group, self.fallback))
+
+    def visit_If(self, node: ast.If) -> None:
+        # Imports under `if TYPE_CHECKING:` never run: they are mypy's business.
+        if is_type_checking(node.test):
+            for child in node.orelse:
+                self.visit(child)
+            return
+        test = ast.unparse(node.test)
+        if any(word in test for word in _VERSION_WORDS):
+            self.guards.append(f"it runs under `if {_short(test)}`")
+            self.generic_visit(node)
+            self.guards.pop()
+            return
+        self.generic_visit(node)
+
+    def visit_Try(self, node: ast.Try) -> None:
+        # A handler catching ImportError makes the body's imports a group whose except
+        # block is the fallback; one catching TypeError guards the body's calls.
+        imports = any(catches_import_error(h) for h in node.handlers)
+        types = any(_catches_type_error(h) for h in node.handlers)
+        saved = self.group, self.fallback
+        if imports:
+            self.group = self.at(node)
+        if types:
+            self.guards.append(f"it runs in the `try` at line {node.lineno}, whose handler "
+                               "catches TypeError")
+        for child in node.body:
+            self.visit(child)
+        if types:
+            self.guards.pop()
+        if imports:
+            self.fallback = True
+        for handler in node.handlers:
+            for child in handler.body:
+                self.visit(child)
+        self.group, self.fallback = saved
+        for child in [*node.orelse, *node.finalbody]:
+            self.visit(child)
+
+    def at(self, node: ast.AST) -> str:
+        return f"{self.path}:{getattr(node, 'lineno', 1)}:{getattr(node, 'col_offset', 0) + 1}"
+
+    def scan(self, tree: ast.Module) -> None:
+        for node in tree.body:
+            if not (isinstance(node, ast.Assign) and len(node.targets) == 1
+                    and isinstance(node.targets[0], ast.Name)):
+                continue
+            if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+                self.constants[node.targets[0].id] = node.value.value
+            elif isinstance(node.value, (ast.Lambda, ast.Call, ast.Name, ast.Attribute)):
+                self.values[node.targets[0].id] = hook_ref(node.value, "")
+        self.visit(tree)
+
+    # -- imports
+
+    def visit_Import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            local = alias.asname or alias.name.split(".")[0]
+            self.bindings[local] = alias.name if alias.asname else local
+            if not _is_sglang(alias.name):
+                continue
+            self.use(node, alias.name, None, "import", f"import {alias.name}")
+            if alias.asname:
+                self.aliases[alias.asname] = alias.name
+                if self.group is not None:
+                    self.alias_options.setdefault(alias.asname, []).append(alias.name)
+            else:
+                self.aliases.setdefault("sglang", "sglang")
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        module = self._absolute(node)
+        for alias in node.names:
+            if module is not None and alias.name != "*":
+                self.bindings[alias.asname or alias.name] = f"{module}.{alias.name}"
+        if module is None or not _is_sglang(module):
+            return
+        dots = "." * node.level
+        for alias in node.names:
+            if alias.name == "*":
+                self.use(node, module, None, "import", f"from {dots}{node.module or ''} import *")
+                continue
+            text = f"from {dots}{node.module or ''} import {alias.name}"
+            self.use(node, module, alias.name, "from", text)
+            self.names[alias.asname or alias.name] = f"{module}.{alias.name}"
+
+    def _absolute(self, node: ast.ImportFrom) -> str | None:
+        if node.level and self.module is None:
+            return None
+        return absolute_module(self.module or "", self.package, node.level, node.module)
+
+    def sglang_dotted(self, chain: str) -> tuple[str, tuple[str, ...]] | None:
+        """Returns the sglang path ``chain`` (``a.b.c`` in this file) names, and the modules an
+        alias bound in ``try/except ImportError`` branches may be; None when not SGLang's."""
+        head, _, rest = chain.partition(".")
+        module = self.aliases.get(head)
+        if module is not None and rest:
+            options = tuple(self.alias_options.get(head, ()))
+            return f"{module}.{rest}", options if len(set(options)) > 1 else ()
+        origin = self.names.get(head)
+        if origin is not None:
+            return (f"{origin}.{rest}" if rest else origin), ()
+        return None
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        chain = _dotted(node)
+        found = self.sglang_dotted(chain) if chain is not None and "." in chain else None
+        if chain is not None and found is not None:
+            full, options = found
+            if not isinstance(node.ctx, ast.Load):
+                # `module.X = value` makes X: never an error, and later reads of X find it.
+                self.stored.add(full)
+                return
+            self.imports.append(ImportUse(self.at(node), full.rpartition(".")[0],
+                                          full.rpartition(".")[2], "attribute", chain,
+                                          False, self.group, self.fallback, options))
+            return  # the whole chain is one use; do not report its prefixes
+        self.generic_visit(node)
+
+    # -- calls: hooks, patches and calls into SGLang
+
+    def visit_Call(self, node: ast.Call) -> None:
+        func = _dotted(node.func) or ""
+        last = func.rpartition(".")[2]
+        if last == "register" and func.rpartition(".")[0].endswith("HookRegistry"):
+            hook = node.args[1] if len(node.args) > 1 else _keyword(node, "hook")
+            self._hook(node, node.args[2] if len(node.args) > 2 else _keyword(node, "hook_type"),
+                       hook)
+        elif last == "plugin_hook" and id(node) not in self.hooked:
+            self._hook(node, node.args[1] if len(node.args) > 1 else _keyword(node, "type"), None)
+        elif (isinstance(node.func, ast.Call) and node.args
+              and (_dotted(node.func.func) or "").rpartition(".")[2] == "plugin_hook"):
+            inner = node.func  # plugin_hook(target, type)(hook)
+            self.hooked.add(id(inner))
+            self._hook(inner, inner.args[1] if len(inner.args) > 1 else _keyword(inner, "type"),
+                       node.args[0])
+        elif _is_patcher(func) and node.args:
+            self._patch(node, func)
+        if func and "." in func or func in self.names:
+            self._call(node, func)
+        self.generic_visit(node)
+
+    def _call(self, node: ast.Call, func: str) -> None:
+        found = self.sglang_dotted(func)
+        if found is None:
+            return
+        splat = any(isinstance(a, ast.Starred) for a in node.args) or any(
+            k.arg is None for k in node.keywords)
+        self.calls.append(CallUse(
+            self.at(node), found[0], len(node.args), tuple(k.arg for k in node.keywords if k.arg),
+            _short(ast.unparse(node)), splat, self.guards[-1] if self.guards else None,
+            found[1]))
+
+    def _target(self, node: ast.expr | None) -> str | None:
+        # A string constant, a module-level constant, or an f-string / `+` of those.
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return node.value
+        if isinstance(node, ast.Name):
+            return self.constants.get(node.id)
+        if isinstance(node, ast.FormattedValue) and node.conversion == -1 and not node.format_spec:
+            return self._target(node.value)
+        if isinstance(node, ast.JoinedStr):
+            parts = [self._target(v) for v in node.values]
+            return None if any(p is None for p in parts) else "".join(p or "" for p in parts)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            left, right = self._target(node.left), self._target(node.right)
+            return None if left is None or right is None else left + right
+        return None
+
+    def _hook(self, node: ast.Call, kind: ast.expr | None, hook: ast.expr | None, *,
+              decorated: str | None = None) -> None:
+        first = node.args[0] if node.args else _keyword(node, "target")
+        target = self._target(first)
+        hook_type = "AFTER" if kind is None else (_dotted(kind) or "?").rpartition(".")[2]
+        ref = hook_ref(hook, ".".join(self.scope)) if hook is not None else None
+        if decorated is not None:
+            ref = HookRef(decorated, decorated, scope="")
+        self.hooks.append(HookUse(self.at(node), target, hook_type, ast.unparse(node.func), ref,
+                                  self.module or self.path))
+
+    # -- definitions
+
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        qualname = ".".join([*self.scope, node.name])
+        decorators = tuple(ast.unparse(d.func if isinstance(d, ast.Call) else d)
+                           for d in node.decorator_list)
+        self.functions[qualname] = PluginFunction(qualname, parse_function(node), decorators,
+                                                  self.at(node), returns_of(node))
+        self._decorator_hooks(node, qualname)
+        self.scope.append(node.name)
+        self.generic_visit(node)
+        self.scope.pop()
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def _decorator_hooks(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef,
+                         qualname: str) -> None:
+        for decorator in node.decorator_list:
+            if (isinstance(decorator, ast.Call)
+                    and (_dotted(decorator.func) or "").rpartition(".")[2] == "plugin_hook"):
+                self.hooked.add(id(decorator))
+                kind = decorator.args[1] if len(decorator.args) > 1 else _keyword(decorator,
+                                                                                  "type")
+                self._hook(decorator, kind, None, decorated=qualname)
+
+    def _patch(self, node: ast.Call, func: str) -> None:
+        target = self._target(node.args[0])
+        if target is None or not _is_sglang(target) or "." not in target:
+            return
+        if func.endswith(("setattr", "delattr")) and not (len(node.args) == 2 or func.endswith(
+                "delattr")):
+            return  # monkeypatch.setattr(obj, "name", value): not a dotted target
+        create = any(k.arg == "create" and isinstance(k.value, ast.Constant) and k.value.value
+                     for k in node.keywords)
+        owner, _, name = target.rpartition(".")
+        if func.endswith(("patch.dict", "patch.multiple")):
+            owner, name = target, ""
+        self.use(node, owner, name or None, "patch", f"{func}({target!r})", create)
+
+    # -- classes
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        qualname = ".".join([*self.scope, node.name])
+        self.defined_classes.add(qualname)
+        self._decorator_hooks(node, qualname)
+        self._contract(node)
+        self.scope.append(node.name)
+        for child in node.body:
+            self.visit(child)
+        self.scope.pop()
+        extras: list[ast.AST] = [*node.bases, *node.keywords, *node.decorator_list]
+        for extra in extras:
+            self.visit(extra)
+
+    def _contract(self, node: ast.ClassDef) -> None:
+        methods = {n.name: parse_function(n) for n in node.body
+                   if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        static = frozenset(n.name for n in node.body
+                           if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+                           and any(_dotted(d) == "staticmethod" for d in n.decorator_list))
+        protocol = self._protocol(node, methods)
+        if protocol is not None:
+            self.classes.append(ContractClass(self.at(node), node.name, protocol, methods, static))
+
+    def _protocol(self, node: ast.ClassDef, methods: dict[str, FunctionInfo]) -> str | None:
+        for base in node.bases:
+            dotted = _dotted(base) or ""
+            head, _, rest = dotted.partition(".")
+            full = self.names.get(head) if not rest else (
+                f"{self.aliases[head]}.{rest}" if head in self.aliases else None)
+            if full and full.rpartition(".")[2] in CONTRACT_METHODS:
+                return full.rpartition(".")[2]
+        # SGLang's protocols are structural: a class defining every method SGLang calls
+        # implements one without naming it.
+        for protocol, needed in CONTRACT_METHODS.items():
+            if all(name in methods for name in needed):
+                return protocol
+        return None
+
+
+def _is_patcher(func: str) -> bool:
+    # mock.patch / patch / mocker.patch, patch.dict / patch.multiple, monkeypatch.setattr
+    parts = func.split(".")
+    if parts[-1] == "patch":
+        return True
+    if len(parts) > 1 and parts[-1] in ("dict", "multiple"):
+        return parts[-2] == "patch"
+    return len(parts) > 1 and parts[-1] in ("setattr", "delattr")
+
+
+_VERSION_WORDS = ("version", "hasattr", "signature", "getattr")
+"""Words in an ``if`` test that make the calls under it depend on the release."""
+
+
+def _catches_type_error(handler: ast.ExceptHandler) -> bool:
+    # Only a handler naming TypeError says "this call may not fit": a broad `except
+    # Exception` around plugin logic hides a broken call, it does not plan for one.
+    return "TypeError" in caught_names(handler)
+
+
+def _short(text: str, limit: int = 80) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _is_sglang(module: str) -> bool:
+    return module == "sglang" or module.startswith("sglang.")
+
+
+def _keyword(node: ast.Call, name: str) -> ast.expr | None:
+    return next((k.value for k in node.keywords if k.arg == name), None)
+
+
+# ---------------------------------------------------------------- the project
+
+
+def scan_project(root: Path, *, exclude: Sequence[str] = ()) -> PluginScan:
+    """Returns what the plugin project at ``root`` uses of SGLang, read without importing it."""
+    from auxcheck.migrate.files import deep_call, iter_python_files, module_name_of
+
+    imports: list[ImportUse] = []
+    hooks: list[HookUse] = []
+    classes: list[ContractClass] = []
+    calls: list[CallUse] = []
+    stored: set[str] = set()
+    modules: list[PluginModule] = []
+    broken: list[Finding] = []
+    files = 0
+    for path in iter_python_files([str(root)], exclude=exclude):
+        files += 1
+        shown = _shown(path, root)
+        tree = _parse(path, shown)
+        if isinstance(tree, Finding):
+            broken.append(tree)
+            continue
+        module = module_name_of(path, anchors=("sglang",))
+        scan = _FileScan(shown, module, Path(path).name == "__init__.py")
+        deep_call(functools.partial(scan.scan, tree))  # Python parsed it: walk it however deep
+        imports += scan.imports
+        hooks += scan.hooks
+        classes += scan.classes
+        calls += scan.calls
+        stored |= scan.stored
+        modules.append(PluginModule(module or shown, scan.functions,
+                                    frozenset(scan.defined_classes), scan.bindings,
+                                    scan.values))
+    imports = [u for u in imports if not (u.kind == "attribute" and u.dotted in stored)]
+    entry_points, problems = read_entry_points(root)
+    unreadable = tuple(f"{f.location}: not scanned, AUX504 {f.message.partition('; ')[0]}"
+                       for f in broken)
+    return PluginScan(root, files, tuple(imports), tuple(hooks), tuple(classes),
+                      tuple(entry_points), tuple(calls), tuple(modules), unreadable,
+                      tuple(problems), tuple(broken))
+
+
+def _parse(path: str, shown: str) -> ast.Module | Finding:
+    """Returns the file's ast, or its AUX504 finding (located at ``shown``) when it is broken."""
+    from auxcheck.migrate.files import (
+        DEFAULT_MAX_FILE_SIZE,
+        PARSE_ERRORS,
+        FileTooLarge,
+        UndecodableFile,
+        broken_file_finding,
+        parse_as_python,
+        read_source,
+    )
+
+    try:
+        source = read_source(path, max_size=DEFAULT_MAX_FILE_SIZE)
+    except (UndecodableFile, FileTooLarge) as exc:
+        return broken_file_finding(shown, exc)
+    try:
+        return parse_as_python(source.text, shown)
+    except PARSE_ERRORS as exc:
+        return broken_file_finding(shown, exc, text=source.text)
+
+
+def _shown(path: str, root: Path) -> str:
+    try:
+        return str(Path(path).resolve().relative_to(root.resolve()))
+    except ValueError:
+        return path
+
+
+def read_entry_points(root: Path) -> tuple[list[EntryPoint], list[str]]:
+    """Returns the ``sglang.srt.plugins`` entry points of ``root/pyproject.toml``, and problems.
+
+    Both ``[project.entry-points."sglang.srt.plugins"]`` and Poetry's
+    ``[tool.poetry.plugins."sglang.srt.plugins"]`` are read.
+    """
+    from auxcheck._core.config import read_pyproject
+    from auxcheck.errors import InvalidArgument
+
+    try:
+        data = read_pyproject(root)
+    except InvalidArgument as exc:
+        return [], [str(exc)]
+    found: list[EntryPoint] = []
+    problems: list[str] = []
+    tables = [("[project.entry-points]", data.get("project", {}).get("entry-points", {})),
+              ("[tool.poetry.plugins]", data.get("tool", {}).get("poetry", {}).get("plugins", {}))]
+    for label, table in tables:
+        group = table.get(PLUGIN_GROUP) if isinstance(table, dict) else None
+        if group is None:
+            continue
+        if not isinstance(group, dict):
+            problems.append(f"pyproject.toml {label} {PLUGIN_GROUP!r} must be a table of "
+                            f'name = "module:function", got {group!r}')
+            continue
+        for name, value in group.items():
+            found.append(EntryPoint(str(name), value if isinstance(value, str) else repr(value),
+                                    f"pyproject.toml {label}"))
+    return found, problems

@@ -1,0 +1,397 @@
+"""``auxcheck check --sglang R1,R2``: judges a plugin against each SGLang release's own source.
+
+Per release, six stages, none importing SGLang:
+
+- ``imports``: every ``sglang`` import and patch target resolves (AUX503, with the fix
+  where a move is known);
+- ``attributes``: every ``module.attr`` and ``Class.attr`` use of an imported SGLang name
+  resolves, through class bases, class-level names and dataclass fields (AUX503);
+- ``hooks``: every ``HookRegistry.register`` / ``@plugin_hook`` target exists (AUX701)
+  and the hook takes the call HookRegistry makes on the target's signature (AUX703);
+- ``calls``: every call the plugin makes to an SGLang function, class or method it
+  names binds to that release's signature (AUX704);
+- ``entry-points``: every ``sglang.srt.plugins`` entry point of ``pyproject.toml`` names
+  a module-level callable that takes no arguments, and the release loads plugins (AUX702);
+- ``contract``: the plugin's implementations of the contract protocols accept the calls
+  the release's protocols declare (AUX102, AUX201).
+"""
+
+from __future__ import annotations
+
+import ast
+import gc
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from auxcheck._core.plugin_calls import arity_problem
+from auxcheck._core.pyast import bound_names
+from auxcheck._core.signatures import SignatureCarrier, signature_of
+from auxcheck._releases.definitions import close_names, names_in
+from auxcheck._releases.index import Lookup, ReleaseIndex
+from auxcheck._releases.plugin_scan import (
+    CONTRACT_METHODS,
+    PLUGIN_GROUP,
+    EntryPoint,
+    ImportUse,
+    PluginScan,
+    taken_branch,
+)
+from auxcheck._releases.signature_check import call_stage, hook_stage, hook_target_problem
+from auxcheck._releases.stage import ReleaseStage, StageBuilder
+from auxcheck._releases.stubcheck import ClassInfo, FunctionInfo, parse_module
+
+__all__ = [
+    "RELEASE_STAGES",
+    "ReleaseResult",
+    "ReleaseStage",
+    "check_release",
+    "hook_target_problem",
+    "render_matrix",
+]
+
+RELEASE_STAGES = ("imports", "attributes", "hooks", "calls", "entry-points", "contract")
+
+_CONTRACT_MODULES = ("sglang.srt.managers.auxiliary_output",
+                     "sglang.srt.sampling.sampling_observer",
+                     "sglang.srt.model_executor.forward_observer")
+_METHOD_CODES = {"copy_to_host": "AUX102", "consume": "AUX201"}
+
+
+@dataclass(frozen=True, slots=True)
+class ReleaseResult:
+    """A plugin's result on one release: its stages, or the error that kept it from running."""
+
+    version: str
+    label: str
+    stages: tuple[ReleaseStage, ...] = ()
+    error: str | None = None
+
+    @property
+    def failed(self) -> bool:
+        """Returns True when the release could not be read or a stage failed."""
+        return self.error is not None or any(s.failed for s in self.stages)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Returns the result as JSON-ready data."""
+        return {"version": self.version, "source": self.label, "ok": not self.failed,
+                "error": self.error,
+                "stages": [s.to_dict() for s in self.stages]}
+
+
+# ---------------------------------------------------------------- imports
+
+
+def _import_stage(scan: PluginScan, index: ReleaseIndex, homes: _Hints, *,
+                  attributes: bool = False) -> ReleaseStage:
+    stage = StageBuilder("attributes" if attributes else "imports")
+    groups: dict[str, list[tuple[ImportUse, Lookup]]] = {}
+    for use in scan.imports:
+        if (use.kind == "attribute") != attributes:
+            continue
+        stage.checked += 1
+        found = _resolve_use(use, index)
+        if use.group is not None:
+            groups.setdefault(use.group, []).append((use, found))
+        else:
+            if not found.ok and found.certain:
+                _unresolved(stage, use, found, index, homes)
+            _judge_use(stage, use, found)
+    for group, uses in groups.items():
+        # The try body runs first; the except block's imports run only when it failed.
+        # Without imports there, the plugin handles the absence itself.
+        broken = [(u, f) for u, f in uses if not f.ok and f.certain]
+        primary_broken = any(not u.fallback for u, _ in broken)
+        fallback_broken = any(u.fallback for u, _ in broken)
+        for use, found in uses:
+            _judge_use(stage, use, found, handled=not (primary_broken and fallback_broken))
+        if not broken:
+            continue
+        if primary_broken and fallback_broken:
+            for use, found in broken:
+                _unresolved(stage, use, found, index, homes,
+                            also="; its `except ImportError` fallback fails too")
+        else:
+            shown = ", ".join(f"`{u.text}`" for u, _ in broken)
+            stage.notes.append(f"{group}: {shown} does not resolve in sglang {index.version}; "
+                               "the `except ImportError` there handles it")
+    if not attributes:
+        stage.notes += scan.unreadable
+    return stage.done()
+
+
+def _judge_use(stage: StageBuilder, use: ImportUse, found: Lookup, *,
+               handled: bool = False) -> None:
+    # Into the JSON only: an uncertain use is "cannot tell", too common to list as text notes;
+    # a broken import its `except ImportError` handles is the group's note.
+    if found.ok and found.certain:
+        stage.judge(use.location, use.text, "ok", found.where, quiet=True)
+    elif found.ok or handled:
+        stage.judge(use.location, use.text, "note", found.reason or "cannot tell", quiet=True)
+    else:
+        stage.judge(use.location, use.text, "fail", found.reason, quiet=True)
+
+
+def _unresolved(stage: StageBuilder, use: ImportUse, found: Lookup, index: ReleaseIndex,
+                homes: _Hints, *, also: str = "") -> None:
+    stage.fail("AUX503", use.location,
+               f"`{use.text}` does not resolve in sglang {index.version}: {found.reason}{also}",
+               f"expected every sglang import to resolve in sglang {index.version}",
+               homes.hint(use, index))
+
+
+def _resolve_use(use: ImportUse, index: ReleaseIndex) -> Lookup:
+    if use.kind == "import" or use.name is None:
+        if index.module_exists(use.module):
+            return Lookup(True, "module", use.module)
+        return Lookup(False, reason=f"module {use.module} does not exist")
+    if use.kind == "from":
+        if not index.module_exists(use.module):
+            return Lookup(False, reason=f"module {use.module} does not exist")
+        return index.provides(use.module, use.name)
+    if use.create:  # mock.patch(..., create=True) makes the attribute: only the owner must exist
+        return index.resolve(use.module)
+    dotted = taken_branch(use.dotted, use.alternatives, index.module_exists)
+    if dotted is None:
+        return Lookup(False, reason="none of " + ", ".join(use.alternatives) + " exists")
+    return index.resolve(dotted)
+
+
+class _Hints:
+    """Where a release keeps a name a plugin imported from elsewhere: for fix hints."""
+
+    def __init__(self, moves: Any) -> None:
+        self.moves = moves
+
+    def hint(self, use: ImportUse, index: ReleaseIndex) -> str:
+        name = use.name
+        if not name:
+            return (f"remove the import, or drop sglang {index.version} from the releases you "
+                    "support")
+        moved = self.moves.new_module_of(use.module, name) if self.moves is not None else None
+        if moved and index.provides(moved, name).ok:
+            return (f"import {name} from {moved} (it moved there): `auxcheck migrate` rewrites it")
+        home = index.home_of(name)
+        if home is not None and home != use.module:
+            return (f"sglang {index.version} defines {name} in {home}; import it from there "
+                    "(with a `try: ... except ImportError:` fallback to keep other releases)")
+        owner = index.resolve(use.module) if use.kind != "from" else Lookup(
+            index.module_exists(use.module), "module", use.module)
+        near = close_names(name, names_in(owner, index)) if owner.ok and owner.certain else []
+        if near:
+            return (f"sglang {index.version} has no {name} there; the closest names in "
+                    f"{use.module}: {', '.join(near)}")
+        return (f"sglang {index.version} has no {name} anywhere: stop using it, or drop sglang "
+                f"{index.version} from the releases you support")
+
+
+# ---------------------------------------------------------------- entry points
+
+
+def _entry_stage(scan: PluginScan, index: ReleaseIndex) -> ReleaseStage:
+    stage = StageBuilder("entry-points")
+    stage.notes += scan.problems
+    loads = index.module_exists("sglang.srt.plugins") and index.provides(
+        "sglang.srt.plugins", "load_plugins").ok
+    for entry in scan.entry_points:
+        stage.checked += 1
+        where = f"{entry.source} {entry.name} = {entry.value!r}"
+        problem = entry_point_problem(entry, scan.root)
+        if problem is None and not loads:
+            problem = (f"sglang {index.version} has no sglang.srt.plugins.load_plugins, so "
+                       f"{PLUGIN_GROUP} entry points are never loaded")
+        if problem is not None:
+            stage.fail("AUX702", where, problem,
+                       "expected a module-level function of the plugin taking no arguments")
+    return stage.done()
+
+
+def entry_point_problem(entry: EntryPoint, root: Path) -> str | None:
+    """Returns why ``load_plugins`` cannot call ``entry`` with no arguments, or None."""
+    value = entry.value.split("[", 1)[0].strip()
+    module, sep, attr = value.partition(":")
+    module, attr = module.strip(), attr.strip()
+    if not sep or not attr:
+        return (f"{entry.value!r} names a module, not a callable: write "
+                f'"{module or "package.module"}:register"')
+    if not all(p.isidentifier() for p in (*module.split("."), *attr.split("."))):
+        return f"{entry.value!r} is not of the form package.module:function"
+    path = _module_file(root, module)
+    if path is None:
+        return (f"module {module} is not in the project (looked for it under {root} and "
+                f"{root / 'src'})")
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, ValueError, UnicodeDecodeError) as exc:
+        return f"{path} cannot be read ({exc})"
+    return _callable_problem(tree, module, attr)
+
+
+def _module_file(root: Path, module: str) -> Path | None:
+    parts = module.split(".")
+    for base in (root, root / "src"):
+        for candidate in (base.joinpath(*parts).with_suffix(".py"),
+                          base.joinpath(*parts, "__init__.py")):
+            if candidate.is_file():
+                return candidate
+    return None
+
+
+def _callable_problem(tree: ast.Module, module: str, attr: str) -> str | None:
+    head, _, rest = attr.partition(".")
+    node = _top_level(tree.body, head)
+    if node is None:
+        return f"{module} has no module-level {head}"
+    if rest:
+        return None  # an attribute of an object: auxcheck cannot see it
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        required = _required(node.args)
+        if required:
+            return (f"{module}:{attr} takes {', '.join(required)}; load_plugins calls it with "
+                    "no arguments")
+        return None
+    if isinstance(node, ast.ClassDef):
+        init = _top_level(node.body, "__init__")
+        if isinstance(init, (ast.FunctionDef, ast.AsyncFunctionDef)) and _required(init.args)[1:]:
+            return (f"{module}:{attr} is a class whose __init__ takes "
+                    f"{', '.join(_required(init.args)[1:])}; load_plugins calls it with none")
+    return None
+
+
+def _top_level(body: Iterable[ast.stmt], name: str) -> ast.stmt | None:
+    found: ast.stmt | None = None
+    for node in body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            if node.name == name:
+                found = node
+        elif isinstance(node, (ast.If, ast.Try)):
+            inner = _top_level([*node.body, *node.orelse,
+                                *(s for h in getattr(node, "handlers", []) for s in h.body)], name)
+            found = inner or found
+        elif (isinstance(node, (ast.Assign, ast.AnnAssign, ast.ImportFrom, ast.Import))
+              and name in bound_names(node)):
+            found = node
+    return found
+
+
+def _required(args: ast.arguments) -> list[str]:
+    positional = [*args.posonlyargs, *args.args]
+    with_default = len(args.defaults)
+    required = [a.arg for a in positional[: len(positional) - with_default]]
+    required += [a.arg for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is None]
+    return required
+
+
+# ---------------------------------------------------------------- contract
+
+
+def _contract_stage(scan: PluginScan, index: ReleaseIndex) -> ReleaseStage:
+    stage = StageBuilder("contract")
+    protocols = release_protocols(index)
+    for cls in scan.classes:
+        protocol = protocols.get(cls.protocol)
+        if protocol is None:
+            stage.notes.append(f"{cls.location}: {cls.name} implements {cls.protocol}, which "
+                               f"sglang {index.version} does not have")
+            continue
+        for method in CONTRACT_METHODS[cls.protocol]:
+            theirs, ours = protocol.methods.get(method), cls.methods.get(method)
+            if theirs is None or ours is None:
+                continue
+            stage.checked += 1
+            problem = signature_problem(theirs, ours, static=method in cls.static)
+            if problem is not None:
+                stage.fail(_METHOD_CODES.get(method, "AUX102"), cls.location,
+                           f"{cls.name}.{method}: {problem}",
+                           f"expected the call sglang {index.version}'s {cls.protocol}."
+                           f"{method} declares")
+    return stage.done()
+
+
+def release_protocols(index: ReleaseIndex) -> dict[str, ClassInfo]:
+    """Returns the contract protocol classes the release defines, by name (first home wins)."""
+    found: dict[str, ClassInfo] = {}
+    for module in _CONTRACT_MODULES:
+        path = index.module_file(module)
+        text = index.release.read(path) if path else None
+        if text is None:
+            continue
+        for name, symbol in parse_module(module, text, stub=False).symbols.items():
+            if name in CONTRACT_METHODS and isinstance(symbol, ClassInfo):
+                found.setdefault(name, symbol)
+    return found
+
+
+def signature_problem(theirs: FunctionInfo, ours: FunctionInfo, *, static: bool) -> str | None:
+    """Returns why ``ours`` cannot take the call protocol method ``theirs`` declares, or None.
+
+    SGLang calls contract methods with the protocol's positional parameters
+    positionally and its keyword-only parameters by keyword.
+    """
+    positional = [p.name for p in theirs.params[1:]
+                  if p.kind in ("POSITIONAL_ONLY", "POSITIONAL_OR_KEYWORD")]
+    keywords = [p.name for p in theirs.params if p.kind == "KEYWORD_ONLY"]
+    try:
+        signature = signature_of(ours.params, drop_first=not static)
+    except ValueError as exc:
+        return f"its parameters cannot be read ({exc})"
+    return arity_problem(SignatureCarrier(signature), positional, keywords)
+
+
+# ---------------------------------------------------------------- one release
+
+
+@contextmanager
+def _few_collections() -> Iterator[None]:
+    # Reading a release parses SGLang's large modules: millions of ast nodes, none in a
+    # cycle. At the default threshold the cyclic collector walks them thousands of times
+    # (about 40% of a three-release check); a higher one collects the same garbage.
+    before = gc.get_threshold()
+    gc.set_threshold(max(before[0], 100_000), *before[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*before)
+
+
+def check_release(scan: PluginScan, index: ReleaseIndex, *, moves: Any = None) -> ReleaseResult:
+    """Returns the plugin's result on one release: every stage of :data:`RELEASE_STAGES`."""
+    with _few_collections():
+        return _check_release(scan, index, moves)
+
+
+def _check_release(scan: PluginScan, index: ReleaseIndex, moves: Any) -> ReleaseResult:
+    stages = (
+        _import_stage(scan, index, _Hints(moves)),
+        _import_stage(scan, index, _Hints(moves), attributes=True),
+        hook_stage(scan, index),
+        call_stage(scan, index),
+        _entry_stage(scan, index),
+        _contract_stage(scan, index),
+    )
+    return ReleaseResult(index.version, index.release.label, stages)
+
+
+def render_matrix(results: Sequence[ReleaseResult]) -> str:
+    """Returns the release x stage table, then every finding and note, release by release."""
+    header: tuple[str, ...] = ("release", *RELEASE_STAGES)
+    rows: list[tuple[str, ...]] = [header]
+    for result in results:
+        if result.error is not None:
+            rows.append((result.version, "ERROR", *[""] * (len(RELEASE_STAGES) - 1)))
+        else:
+            rows.append((result.version, *(s.cell() for s in result.stages)))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
+    for result in results:
+        block = [f"sglang {result.version}: {result.error}"] if result.error else []
+        for stage in result.stages:
+            block += [f"  {f.to_text()}" for f in stage.findings]
+            block += [f"  note: {n}" for n in stage.notes]
+        if block and not result.error:
+            block.insert(0, f"{result.label}:")
+        if block:
+            lines += ["", *block]
+    return "\n".join(lines)

@@ -1,0 +1,380 @@
+"""The ``hooks`` and ``calls`` stages of ``auxcheck check --sglang``: signatures per release.
+
+``hooks``: every registration's target exists where ``HookRegistry`` looks for it
+(AUX701), and the hook takes the call the wrapper of its HookType makes on the target's
+signature in that release (AUX703, see :mod:`auxcheck._core.signatures`). ``calls``: every
+call the plugin makes to an SGLang function, class or method it names binds to that
+release's signature (AUX704). What auxcheck cannot read is a note, never a verdict.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from auxcheck._core.plugin_calls import signature_text
+from auxcheck._core.signatures import (
+    HOOK_PREFIX,
+    HookFit,
+    bind_problem,
+    fit_hook,
+    signature_of,
+)
+from auxcheck._releases.definitions import Callee, call_sites, callee, close_names, names_in
+from auxcheck._releases.external import find_external
+from auxcheck._releases.hook_refs import (
+    PluginModule,
+    ResolvedHook,
+    is_clear_decorator,
+    resolve_hook,
+)
+from auxcheck._releases.index import Lookup, ReleaseIndex
+from auxcheck._releases.plugin_scan import CallUse, HookUse, PluginScan, taken_branch
+from auxcheck._releases.stage import ReleaseStage, StageBuilder
+
+__all__ = [
+    "call_stage",
+    "hook_signature_problem",
+    "hook_stage",
+    "hook_target_problem",
+    "target_signature",
+]
+
+_HOOK_REGISTRY = "sglang.srt.plugins.hook_registry"
+
+
+# ---------------------------------------------------------------- targets
+
+
+def hook_target_problem(target: str, hook_type: str, index: ReleaseIndex) -> str | None:
+    """Returns why ``apply_hooks`` of ``index``'s release cannot hook sglang ``target``, or None.
+
+    ``hook_type`` is the HookType's name (``"?"`` when unknown). The one judgement of a
+    hook target inside SGLang: ``auxcheck check`` uses it on a plugin's hooks (AUX701),
+    the live-server guard on its own before it registers them.
+    """
+    owner_path, _, attr = target.rpartition(".")
+    if not owner_path or not all(p.isidentifier() for p in target.split(".")):
+        return ("not a dotted path of the form module.attribute (HookRegistry raises "
+                "ValueError on it)")
+    owner = index.resolve(owner_path)
+    if not owner.ok:
+        return f"{owner_path} does not resolve in sglang {index.version}: {owner.reason}"
+    if not owner.certain:
+        return None
+    found = index.attribute(owner, attr)
+    if not found.ok:
+        return f"sglang {index.version} has no {target}: {found.reason}"
+    if found.certain and found.kind == "class" and hook_type not in ("REPLACE", "?"):
+        return (f"{target} is a class and apply_hooks allows only HookType.REPLACE on a class "
+                f"(got {hook_type}); hook one of its methods instead")
+    return None
+
+
+def _is_sglang(target: str) -> bool:
+    return target == "sglang" or target.startswith("sglang.")
+
+
+def _where_to_go(target: str, index: ReleaseIndex) -> str:
+    """Returns the fix of a missing target: the closest names there, and the name's new home."""
+    owner_path, _, attr = target.rpartition(".")
+    owner = index.resolve(owner_path)
+    tips: list[str] = []
+    if owner.ok and owner.certain:
+        near = close_names(attr, names_in(owner, index))
+        if near:
+            tips.append(f"the closest names in {owner_path}: {', '.join(near)}")
+    home = index.home_of(attr)
+    if home is not None and f"{home}.{attr}" != target:
+        tips.append(f"sglang {index.version} defines {attr} in {home}: hook {home}.{attr}")
+    elif not owner.ok:
+        near_module = close_names(owner_path, index.modules(), limit=2)
+        if near_module:
+            tips.append(f"modules with a close name: {', '.join(near_module)}")
+    return ("; ".join(tips) + "; " if tips else "") + (
+        "hook a function, class or method the release has (SGLang only logs a failed hook "
+        "at server start)")
+
+
+# ---------------------------------------------------------------- hook signatures
+
+
+def target_signature(target: Callee, hook_type: str) -> inspect.Signature | str:
+    """Returns the signature the wrapper of ``target`` is called with, or why it is unknown.
+
+    A method's ``self`` (a classmethod's ``cls``) comes first, by position; a class
+    REPLACEd by a function is called as its constructor.
+    """
+    if target.kind == "property":
+        return f"{target.where} is a property: HookRegistry wraps the property object"
+    try:
+        if target.kind == "class":
+            if hook_type != "REPLACE":
+                return f"{target.where} is a class"
+            return signature_of(target.params, drop_first=True)
+        first = target.kind in ("method", "classmethod")
+        return signature_of(target.params, first_positional_only=first)
+    except ValueError as exc:
+        return f"the parameters of {target.where} cannot be read ({exc})"
+
+
+def hook_signature_problem(target: inspect.Signature, hook: inspect.Signature,
+                           hook_type: str) -> str | None:
+    """Returns why ``hook`` cannot take every call the ``hook_type`` wrapper passes it, or None.
+
+    The live-server guard's check of its own hooks; ``auxcheck check`` uses the same
+    :func:`auxcheck._core.signatures.fit_hook`, with SGLang's call sites as evidence.
+    """
+    fit = fit_hook(target, hook, hook_type)
+    if fit.verdict == "ok":
+        return None
+    return "; ".join(f"{m.shape.label}: {m.error}" for m in fit.misfits)
+
+
+def _describe(fit: HookFit, name: str, hook_type: str, target: Callee,
+              signature: inspect.Signature, version: str) -> str:
+    prefix = HOOK_PREFIX.get(hook_type, ())
+    first = fit.evidence[0] if fit.evidence else fit.misfits[0]
+    call = first.shape.text(name, prefix=prefix)
+    lines = [(f"`{name}` cannot take the call HookRegistry makes for {_a(hook_type)} hook on "
+              f"{target.where}{signature_text(signature)} (sglang {version}): {call} raises "
+              f"TypeError: {first.error}")]
+    if fit.evidence:
+        sites = ", ".join(m.shape.where for m in fit.evidence[:3])
+        more = f" and {len(fit.evidence) - 3} more" if len(fit.evidence) > 3 else ""
+        lines.append(f"SGLang's own code makes that call ({sites}{more})")
+    others = [m for m in fit.misfits if m.error != first.error]
+    if others:
+        lines.append("it also cannot take " + "; ".join(
+            f"{m.shape.label} ({m.error})" for m in others[:4]))
+    return "; ".join(lines)
+
+
+def _expected(hook_type: str, signature: inspect.Signature) -> str:
+    prefix = HOOK_PREFIX.get(hook_type, ())
+    shown = signature_text(signature)[1:-1]
+    return (f"expected a hook taking what {_a(hook_type)} hook gets: "
+            f"({', '.join(p for p in (*prefix, shown) if p)})")
+
+
+def _a(hook_type: str) -> str:
+    return f"an {hook_type}" if hook_type[:1] in "AEIOU" else f"a {hook_type}"
+
+
+def _hint(hook_type: str, signature: inspect.Signature) -> str:
+    shown = signature_text(signature)[1:-1]
+    prefix = ", ".join(HOOK_PREFIX.get(hook_type, ()))
+    params = ", ".join(p for p in (prefix, shown) if p)
+    passing = "passing them on to original_fn" if hook_type == "AROUND" else (
+        "passing them on" if hook_type == "REPLACE" else "ignoring what it does not need")
+    return (f"declare the hook as ({params}), or as ({prefix + ', ' if prefix else ''}*args, "
+            f"**kwargs) {passing}")
+
+
+# ---------------------------------------------------------------- the hooks stage
+
+
+class _Hooks:
+    def __init__(self, scan: PluginScan, index: ReleaseIndex) -> None:
+        self.scan = scan
+        self.index = index
+        self.modules: Mapping[str, PluginModule] = {m.name: m for m in scan.modules}
+        self.roots: Sequence[Path] = (scan.root, scan.root / "src")
+        self.stage = StageBuilder("hooks")
+
+    def run(self) -> ReleaseStage:
+        if self.scan.hooks and not self.index.module_exists(_HOOK_REGISTRY):
+            for hook in self.scan.hooks:
+                self.stage.checked += 1
+                self.stage.fail("AUX701", hook.location,
+                                f"`{hook.text}`: sglang {self.index.version} has no "
+                                f"{_HOOK_REGISTRY}",
+                                "expected a release whose HookRegistry applies the hook")
+            return self.stage.done()
+        for hook in self.scan.hooks:
+            self.one(hook)
+        return self.stage.done()
+
+    def one(self, hook: HookUse) -> None:
+        stage = self.stage
+        if hook.target is None:
+            stage.judge(hook.location, hook.text, "note",
+                        "hook target is not a string constant; not checked")
+            return
+        stage.checked += 1
+        resolved = (resolve_hook(hook.hook, hook.module, self.modules)
+                    if hook.hook is not None else None)
+        if resolved is not None and resolved.is_class and hook.hook_type != "REPLACE":
+            stage.fail("AUX703", hook.location,
+                       f"`{resolved.name}` is a class registered as a {hook.hook_type} hook on "
+                       f"{hook.target}: HookRegistry.register raises TypeError",
+                       "expected a function hook, or HookType.REPLACE for a class",
+                       "register a function, or use HookType.REPLACE to replace the target "
+                       "with the class")
+            stage.judge(hook.location, hook.target, "fail", "class hook not REPLACE")
+            return
+        if not _is_sglang(hook.target):
+            self.outside(hook)
+            return
+        problem = hook_target_problem(hook.target, hook.hook_type, self.index)
+        if problem is not None:
+            stage.fail("AUX701", hook.location, f"hook target {hook.target!r}: {problem}",
+                       f"expected a function, class or method that sglang "
+                       f"{self.index.version} has", _where_to_go(hook.target, self.index))
+            stage.judge(hook.location, hook.target, "fail", problem)
+            return
+        self.returns(hook, resolved)
+        self.signature(hook, resolved)
+
+    def outside(self, hook: HookUse) -> None:
+        target = hook.target or ""
+        if "." not in target or not all(p.isidentifier() for p in target.split(".")):
+            problem = ("not a dotted path of the form module.attribute (HookRegistry raises "
+                       "ValueError on it)")
+            self.stage.fail("AUX701", hook.location, f"hook target {target!r}: {problem}",
+                            "expected a dotted path such as package.module.function")
+            self.stage.judge(hook.location, target, "fail", problem)
+            return
+        found = find_external(target, self.roots)
+        where = f" ({found.origin})" if found.origin else ""
+        detail = {
+            "found": f"hook target {target} is outside sglang: found in the installed "
+                     f"{found.module}{where}; its signature is not judged (the copy sglang "
+                     f"{self.index.version} runs with may differ)",
+            "missing": f"hook target {target} is outside sglang and the installed "
+                       f"{found.module}{where} does not define it; the copy sglang "
+                       f"{self.index.version} runs with may: cannot tell",
+            "unreadable": f"hook target {target} is outside sglang; {found.module}{where} "
+                          "cannot be read without running it: cannot tell",
+            "absent": f"hook target {target} resolves nowhere auxcheck can read: it is not in "
+                      f"sglang {self.index.version} and no module {found.module} is installed "
+                      "here: cannot tell",
+        }[found.state]
+        self.stage.judge(hook.location, target, "note", detail)
+
+    def returns(self, hook: HookUse, resolved: ResolvedHook | None) -> None:
+        if hook.hook_type != "BEFORE" or resolved is None or resolved.function is None:
+            return
+        if resolved.function.returns:
+            self.stage.fail("AUX703", hook.location,
+                            f"BEFORE hook `{resolved.name}` on {hook.target} returns a value "
+                            f"that is neither None nor an (args, kwargs) pair "
+                            f"({'; '.join(resolved.function.returns)}); the wrapper unpacks "
+                            "it as `args, kwargs = result`",
+                            "expected a BEFORE hook to return None or (args, kwargs)",
+                            "return None to keep the arguments, or a tuple (args, kwargs)")
+
+    def signature(self, hook: HookUse, resolved: ResolvedHook | None) -> None:
+        stage, target_name = self.stage, hook.target or ""
+        if resolved is None:
+            stage.judge(hook.location, target_name, "note",
+                        f"`{hook.text}` names no hook auxcheck can read; its signature is "
+                        "not judged")
+            return
+        if resolved.is_class:
+            stage.judge(hook.location, target_name, "ok", "class REPLACE")
+            return
+        if resolved.signature is None:
+            stage.judge(hook.location, target_name, "note",
+                        f"hook on {target_name}: {resolved.unknown}; its signature is not "
+                        "judged")
+            return
+        found = self.index.resolve(target_name)
+        target = callee(self.index, found.where) if found.ok and found.certain else None
+        if target is None:
+            stage.judge(hook.location, target_name, "note",
+                        f"the signature of {target_name} in sglang {self.index.version} "
+                        "cannot be read (not a def or class auxcheck can see); hook not judged")
+            return
+        signature = target_signature(target, hook.hook_type)
+        if isinstance(signature, str):
+            stage.judge(hook.location, target_name, "note", f"{signature}; hook not judged")
+            return
+        fit = fit_hook(signature, resolved.signature, hook.hook_type)
+        if fit.verdict == "note":
+            fit = fit_hook(signature, resolved.signature, hook.hook_type,
+                           sites=call_sites(self.index, target))
+        self.verdict(hook, resolved, target, signature, fit)
+
+    def verdict(self, hook: HookUse, resolved: ResolvedHook, target: Callee,
+                signature: inspect.Signature, fit: HookFit) -> None:
+        stage, name = self.stage, resolved.name
+        if fit.verdict == "ok":
+            stage.judge(hook.location, hook.target or "", "ok",
+                        f"{hook.hook_type} `{name}` takes every call of "
+                        f"{target.name}{signature_text(signature)}")
+            return
+        text = _describe(fit, name, hook.hook_type, target, signature, self.index.version)
+        unclear = resolved.unclear + tuple(
+            d for d in target.decorators if not is_clear_decorator(d))
+        if fit.verdict == "note" or unclear:
+            why = (f"{', '.join('@' + u for u in unclear)} decorates the hook or the target, "
+                   "and auxcheck does not know its effect on the signature" if unclear and
+                   fit.verdict == "fail" else
+                   f"no call SGLang {self.index.version} makes was seen to pass it "
+                   f"({fit.sites} call(s) read); a caller that does gets TypeError")
+            stage.judge(hook.location, hook.target or "", "note", f"{text} ({why})")
+            return
+        stage.fail("AUX703", hook.location, text, _expected(hook.hook_type, signature),
+                   _hint(hook.hook_type, signature))
+        stage.judge(hook.location, hook.target or "", "fail", text)
+
+
+def hook_stage(scan: PluginScan, index: ReleaseIndex) -> ReleaseStage:
+    """Returns the ``hooks`` stage: targets (AUX701) and hook signatures (AUX703)."""
+    return _Hooks(scan, index).run()
+
+
+# ---------------------------------------------------------------- calls
+
+
+def call_stage(scan: PluginScan, index: ReleaseIndex) -> ReleaseStage:
+    """Returns the ``calls`` stage: each call into SGLang binds to the release's signature."""
+    stage = StageBuilder("calls")
+    for call in scan.calls:
+        _call(stage, call, index)
+    return stage.done()
+
+
+def _call(stage: StageBuilder, call: CallUse, index: ReleaseIndex) -> None:
+    dotted = taken_branch(call.dotted, call.alternatives, index.module_exists)
+    found = index.resolve(dotted) if dotted is not None else Lookup(False)
+    if not (found.ok and found.certain and found.kind in ("function", "class")):
+        return  # a missing name is the imports/attributes stage's finding; others are values
+    target = callee(index, found.where)
+    if target is None or target.kind == "property":
+        return
+    stage.checked += 1
+    if call.splat:
+        stage.judge(call.location, call.dotted, "note",
+                    f"`{call.text}` passes *args or **kwargs: its binding to "
+                    f"{call.dotted} is not judged")
+        return
+    drop = target.kind in ("class", "classmethod")
+    try:
+        signature = signature_of(target.params, drop_first=drop)
+    except ValueError:
+        stage.judge(call.location, call.dotted, "note", f"the parameters of {target.where} "
+                    "cannot be read")
+        return
+    problem = bind_problem(signature, call.positional, call.keywords)
+    if problem is None:
+        stage.judge(call.location, call.dotted, "ok")
+        return
+    shown = f"{target.where}{signature_text(signature)}"
+    text = (f"`{call.text}` does not bind to sglang {index.version}'s {shown} "
+            f"({target.location}): {problem}")
+    if call.guard is not None:
+        stage.judge(call.location, call.dotted, "note", f"{text} ({call.guard}: not judged a "
+                    "failure)")
+        return
+    unknown = [k for k in call.keywords if k not in signature.parameters]
+    near = [n for k in unknown for n in close_names(k, signature.parameters, limit=1)]
+    hint = (f"sglang {index.version} declares {target.name}{signature_text(signature)}"
+            + (f"; did you mean {', '.join(near)}?" if near else "")
+            + "; call it with those parameters, or branch on the release")
+    stage.fail("AUX704", call.location, text,
+               f"expected a call that binds to {target.name} in sglang {index.version}", hint)
+    stage.judge(call.location, call.dotted, "fail", problem)
+

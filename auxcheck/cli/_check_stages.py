@@ -1,0 +1,467 @@
+"""The stages of ``auxcheck check PATH``: the import scan, mypy, the contract suite, the releases.
+
+Each stage runs on its own and reports a result (ok, fail, skipped, error), counts and
+its time (the command line, :mod:`auxcheck.cli.check`, renders them). mypy and the
+contract suite run as subprocesses in the project so its own configuration applies and
+nothing leaks into this process; packages under ``src/`` (a src layout) are found,
+type-checked and importable without installing the project first. With releases
+(``--sglang R1,R2`` or ``[tool.auxcheck] sglang``) the ``sglang`` stage judges the
+plugin against each release's own source (imports, hook targets, entry points,
+contract signatures).
+"""
+
+from __future__ import annotations
+
+import configparser
+import functools
+import importlib.util
+import json
+import os
+import re
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from auxcheck._core.paths import is_dir, is_file
+from auxcheck._core.text import plural
+
+if TYPE_CHECKING:
+    from auxcheck._isolation.child import Bounded
+
+__all__ = [
+    "MYPY_CONFIG_FILES",
+    "STAGES",
+    "STRICT_FLAGS",
+    "CheckOptions",
+    "StageResult",
+    "contract_command",
+    "has_xdist",
+    "mypy_config",
+    "plugin_packages",
+    "run_stages",
+    "source_root",
+]
+
+STAGES = ("imports", "mypy", "contract", "sglang")
+Result = Literal["ok", "fail", "skipped", "error"]
+
+MYPY_CONFIG_FILES = ("mypy.ini", ".mypy.ini", "pyproject.toml", "setup.cfg")
+"""Where a project configures mypy, in the order mypy itself looks in a folder."""
+
+STRICT_FLAGS = ("--strict", "--warn-unused-ignores")
+"""What the mypy stage runs with when the project has no mypy configuration of its own."""
+
+
+@dataclass(frozen=True, slots=True)
+class StageResult:
+    """One stage's outcome: ``ok``, ``fail``, ``skipped`` or ``error``, with counts and output."""
+
+    stage: str
+    result: Result
+    counts: dict[str, int] = field(default_factory=dict)
+    seconds: float = 0.0
+    summary: str = ""
+    output: str = ""
+    data: dict[str, Any] = field(default_factory=dict)
+    always_shown: bool = False
+    """The output is printed even when the stage passed (the release matrix)."""
+
+    @property
+    def failed(self) -> bool:
+        """Returns True when the stage failed or could not run."""
+        return self.result in ("fail", "error")
+
+
+@dataclass(frozen=True, slots=True)
+class CheckOptions:
+    """What ``auxcheck check`` runs, and how."""
+
+    path: Path
+    skip: frozenset[str] = frozenset()
+    jobs: int | None = None
+    impl: str | None = None
+    profile: str | None = None
+    stream: bool = True
+    pytest_args: tuple[str, ...] = ()
+    releases: tuple[str, ...] = ()
+    wheels: tuple[Path, ...] = ()
+    sources: tuple[Path, ...] = ()
+    cache: Path | None = None
+    offline: bool = False
+    timeout: float = 900.0
+    """Seconds the mypy run and the contract suite may each take (0: no limit)."""
+
+
+# ---------------------------------------------------------------- stages
+
+
+def run_imports(options: CheckOptions) -> StageResult:
+    """Returns the import scan's result: fail when any AUX501/AUX502 use remains, or a file
+    cannot be read, decoded or parsed (AUX504; every file is parsed, not only those naming
+    an old module)."""
+    from auxcheck.migrate.files import iter_python_files
+    from auxcheck.migrate.scan import scan_paths
+
+    files = sum(1 for _ in iter_python_files([str(options.path)]))
+    report = scan_paths([str(options.path)], every_file=True)
+    counts = {"files": files, "findings": len(report)}
+    for code in ("AUX501", "AUX502", "AUX504"):
+        counts[code] = sum(1 for f in report if f.code == code)
+    if not counts["AUX504"]:
+        del counts["AUX504"]  # the keys stay those of a plugin whose files all parse
+    summary = f"{plural(len(report), 'finding')} in {plural(files, 'file')}"
+    if report:
+        broken = f", {counts['AUX504']} AUX504" if "AUX504" in counts else ""
+        summary += f" ({counts['AUX501']} AUX501, {counts['AUX502']} AUX502{broken})"
+    output = "\n".join(f.to_text() for f in report)
+    return StageResult("imports", "fail" if report else "ok", counts, 0.0, summary, output)
+
+
+def plugin_packages(path: Path) -> list[Path]:
+    """Returns the packages mypy checks: ``path`` itself if a package, else its package
+    children and those of its ``src`` folder (a src layout)."""
+    if is_file(path / "__init__.py"):
+        return [path]
+    return [child for base in (path, path / "src") if is_dir(base)
+            for child in sorted(base.iterdir()) if _is_plugin_package(child)]
+
+
+def _is_plugin_package(path: Path) -> bool:
+    return is_file(path / "__init__.py") and not path.name.startswith((".", "test"))
+
+
+def source_root(path: Path) -> Path | None:
+    """Returns ``path/src`` when the project keeps its packages there (a src layout), else None."""
+    src = path / "src"
+    return src if is_dir(src) and any(_is_plugin_package(p) for p in src.iterdir()) else None
+
+
+def mypy_config(folder: Path) -> Path | None:
+    """Returns the mypy configuration of the project in ``folder``, looked for as mypy does:
+    ``mypy.ini``, ``.mypy.ini``, ``pyproject.toml`` with ``[tool.mypy]``, ``setup.cfg``
+    with ``[mypy]``; None when there is none (a file that does not parse does not count,
+    as mypy skips it too)."""
+    for name in MYPY_CONFIG_FILES:
+        candidate = folder / name
+        if is_file(candidate) and _configures_mypy(candidate):
+            return candidate
+    return None
+
+
+def _configures_mypy(path: Path) -> bool:
+    if path.name == "pyproject.toml":
+        from auxcheck._core.config import TomlFileError, load_toml
+
+        try:
+            tool = load_toml(path).get("tool", {})
+        except TomlFileError:
+            return False
+        return isinstance(tool, dict) and "mypy" in tool
+    if path.name == "setup.cfg":
+        parser = configparser.RawConfigParser()
+        try:
+            parser.read(path, encoding="utf-8")
+        except (configparser.Error, UnicodeDecodeError):
+            return False
+        return parser.has_section("mypy")
+    return True  # mypy.ini and .mypy.ini are mypy's whatever they hold
+
+
+@dataclass(frozen=True, slots=True)
+class _MypyRun:
+    """How the mypy stage runs: in ``cwd``, with ``options``, on ``targets``."""
+
+    cwd: Path
+    config: Path | None
+    targets: tuple[str, ...]
+
+    @property
+    def options(self) -> tuple[str, ...]:
+        """Returns the project's config file, or the strict flags (with discovery turned off)."""
+        if self.config is not None:
+            return ("--config-file", self.config.name)
+        return ("--config-file=", *STRICT_FLAGS)
+
+    @property
+    def label(self) -> str:
+        """Returns what the run was judged by: ``config: pyproject.toml`` or the strict flags."""
+        return f"config: {self.config.name}" if self.config else " ".join(STRICT_FLAGS)
+
+
+def _mypy_run(path: Path, packages: Sequence[Path]) -> _MypyRun:
+    cwd = path.parent if list(packages) == [path] else path
+    return _MypyRun(cwd, mypy_config(cwd),
+                    tuple(str(p.relative_to(cwd)) for p in packages))
+
+
+def run_mypy(options: CheckOptions) -> StageResult:
+    """Returns mypy's result on the plugin's packages (skipped when mypy is not installed).
+
+    mypy runs with the project's own configuration when it has one, adding nothing to
+    it; otherwise with ``--strict --warn-unused-ignores`` and no configuration file at
+    all (neither a parent folder's nor the user's).
+    """
+    if importlib.util.find_spec("mypy") is None:
+        return StageResult("mypy", "skipped", summary="mypy is not installed")
+    packages = plugin_packages(options.path)
+    if not packages:
+        return StageResult("mypy", "skipped", summary="no package (folder with __init__.py, "
+                                                      "or under src/)")
+    run = _mypy_run(options.path, packages)
+    from auxcheck._isolation.child import run_bounded
+
+    command = [sys.executable, "-m", "mypy", *run.options, *run.targets]
+    # Bounded: a project's mypy plugins are its own code, and may hang.
+    done = run_bounded(command, cwd=run.cwd, env=_mypy_env(run.cwd), timeout=options.timeout)
+    data = {"config": run.config.name if run.config else None, "options": list(run.options)}
+    errors = len(re.findall(r": error: ", done.output))
+    counts = {"packages": len(packages), "errors": errors}
+    if done.timed_out or done.returncode not in (0, 1):
+        return StageResult("mypy", "error", counts, 0.0,
+                           f"mypy {_ended(done, options.timeout)} ({run.label})",
+                           done.output, data)
+    counts["files"] = _mypy_files(done.output)
+    summary = f"{plural(errors, 'error')} in {', '.join(p.name for p in packages)} ({run.label})"
+    return StageResult("mypy", "fail" if errors else "ok", counts, 0.0, summary,
+                       done.output.strip(), data)
+
+
+def _ended(done: Bounded, timeout: float) -> str:
+    """Returns how a bounded run that did not finish cleanly ended, naming --timeout."""
+    if done.timed_out:
+        return f"did not finish within {timeout:g} s (--timeout) and was killed"
+    return done.text()
+
+
+def _mypy_env(cwd: Path) -> dict[str, str]:
+    """Returns the environment of the mypy run: ``src`` first on MYPYPATH in a src layout,
+    and no forced colours (the output is parsed)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("MYPY_FORCE_COLOR", "FORCE_COLOR")}
+    src = source_root(cwd)
+    if src is not None:
+        env["MYPYPATH"] = _prepended(str(src), env.get("MYPYPATH"))
+    return env
+
+
+def _prepended(entry: str, path: str | None) -> str:
+    return entry if not path else os.pathsep.join([entry, path])
+
+
+def _mypy_files(stdout: str) -> int:
+    match = re.search(r"(?:checked|no issues found in) (\d+) source files?", stdout)
+    return int(match.group(1)) if match else 0
+
+
+def has_xdist() -> bool:
+    """Returns True when pytest-xdist can be imported, so ``--jobs`` can spread the suite."""
+    try:
+        return importlib.util.find_spec("xdist") is not None
+    except (ImportError, ValueError):  # a broken or blocked install: it cannot run either
+        return False
+
+
+def contract_command(options: CheckOptions, results: Path) -> list[str]:
+    """Returns the pytest command line of the contract stage.
+
+    ``--runxfail``: an xfail mark a conftest puts on contract items (or ``pytest.xfail``
+    in plugin code) must not turn a violation into a pass; rules are left out with
+    ``--auxcheck-ignore`` instead.
+    """
+    command = [sys.executable, "-m", "pytest", "--auxcheck", "-m", "auxcheck", "-q",
+               "-p", "no:cacheprovider", f"--rootdir={options.path}", f"--auxcheck-results={results}",
+               "-o", "console_output_style=classic", "--runxfail"]
+    if options.impl:
+        command.append(f"--auxcheck-impl={options.impl}")
+    if options.profile:
+        command.append(f"--auxcheck-profile={options.profile}")
+    if options.jobs and has_xdist():
+        command += ["-n", str(options.jobs)]
+    return [*command, *options.pytest_args, "."]
+
+
+def run_contract(options: CheckOptions) -> StageResult:
+    """Returns the contract suite's result: ``pytest --auxcheck -m auxcheck`` in ``PATH``."""
+    with tempfile.TemporaryDirectory(prefix="auxcheck-") as tmp:
+        results = Path(tmp) / "results.json"
+        command = contract_command(options, results)
+        done = _run_streamed(command, options)
+        outcomes = _outcomes(results)
+    counts = outcomes.counts
+    summary = ", ".join(f"{n} {k}" for k, n in counts.items() if n or k == "passed")
+    data = {"command": command[1:]}  # from `-m pytest`: the interpreter is this one
+    if done.timed_out or done.returncode not in (0, 1) or not outcomes.written:
+        # Exit 0 without the results file: a fixture or plugin ended pytest (os._exit(0)).
+        early = "" if outcomes.written or done.timed_out else " before writing its results"
+        return StageResult("contract", "error", counts, 0.0,
+                           f"pytest {_ended(done, options.timeout)}{early}", done.output, data)
+    if not suite_ran(counts, done.returncode):
+        return StageResult("contract", "error", counts, 0.0,
+                           f"pytest exited {done.returncode}", done.output, data)
+    if not outcomes.judged:
+        return StageResult("contract", "error", counts, 0.0, _nothing_judged(outcomes, summary),
+                           done.output, data)
+    return StageResult("contract", "fail" if done.returncode else "ok", counts, 0.0, summary,
+                       "\n".join(outcomes.failed) or done.output, data)
+
+
+def suite_ran(counts: dict[str, int], returncode: int) -> bool:
+    """Returns True when pytest ran the suite (its items counted, or a clean exit)."""
+    return sum(counts.values()) > 0 or returncode == 0
+
+
+def _nothing_judged(outcomes: _Outcomes, summary: str) -> str:
+    """Returns the summary of a contract run that judged none of the plugin's objects."""
+    if outcomes.subjects:
+        return (f"every contract item of the plugin's objects was skipped or xfailed: nothing "
+                f"was judged ({summary}); a skip or xfail (a conftest's, or plugin code's) "
+                "must not cover the contract items")
+    return (f"no contract item of the plugin's objects ran: nothing was judged ({summary}); "
+            "expected the items of auxcheck_device_output and the observers to run")
+
+
+def _run_streamed(command: list[str], options: CheckOptions) -> Bounded:
+    """Runs ``command`` in ``PATH`` within ``--timeout`` (its process group killed after it);
+    its output goes to stderr as it comes when streaming."""
+    from auxcheck._isolation.child import run_bounded
+
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    src = source_root(options.path)
+    if src is not None:  # a src layout imports without being installed first
+        env["PYTHONPATH"] = _prepended(str(src), env.get("PYTHONPATH"))
+    return run_bounded(command, cwd=options.path, env=env, timeout=options.timeout,
+                       stream=sys.stderr if options.stream else None)
+
+
+@dataclass(frozen=True, slots=True)
+class _Outcomes:
+    """What the contract run's results file says: counts per outcome, each failure as ``id:
+    first line``, whether it was written whole, and how many items judge the plugin's
+    objects (its fixtures' values), and of those how many reached a verdict."""
+
+    counts: dict[str, int]
+    failed: list[str] = field(default_factory=list)
+    written: bool = False
+    subjects: int = 0
+    judged: int = 0
+
+
+_VERDICTS = ("passed", "failed", "error")
+"""The outcomes of an item that judged something: skips and xfails (``skipped``) do not."""
+
+
+def _outcomes(results: Path) -> _Outcomes:
+    """Returns what the results file says; ``written`` False when it is missing or garbled."""
+    from auxcheck.pytest_plugin import count_subjects
+
+    counts = {"passed": 0, "failed": 0, "error": 0, "skipped": 0}
+    try:
+        items = json.loads(results.read_text())["items"]
+        rows = [(str(i["outcome"]), str(i["nodeid"]), f"{i['nodeid']}: {i['message']}")
+                for i in items]
+    except (OSError, ValueError, KeyError, TypeError):  # missing, cut short or garbled
+        return _Outcomes(counts)
+    failed, subjects, judged = [], 0, 0
+    for outcome, nodeid, line in rows:
+        counts[outcome] = counts.get(outcome, 0) + 1
+        if outcome in ("failed", "error"):
+            failed.append(line)
+        of = count_subjects([nodeid])
+        if of.outputs or of.observers:  # an item of a fixture value, not impl or imports
+            subjects += 1
+            judged += outcome in _VERDICTS
+    return _Outcomes(counts, failed, True, subjects, judged)
+
+
+def run_sglang(options: CheckOptions) -> StageResult:
+    """Returns the release matrix's result: each release's imports, hooks, entry points, contract."""
+    from auxcheck._releases.index import ReleaseIndex
+    from auxcheck._releases.plugin_scan import scan_project
+    from auxcheck._releases.release_check import ReleaseResult, check_release, render_matrix
+    from auxcheck.releases import ReleaseError, find_release, local_releases
+
+    if not options.releases and not options.wheels and not options.sources:
+        return StageResult("sglang", "skipped", summary="no --sglang, no [tool.auxcheck] sglang")
+    scan = scan_project(options.path)
+    moves = _project_moves(options.path)
+    results: list[ReleaseResult] = []
+    versions = list(options.releases)
+    try:
+        versions += [r.version for r in local_releases(options.wheels, options.sources)
+                     if r.version not in versions]
+    except ReleaseError as exc:
+        return StageResult("sglang", "error", summary=str(exc), output=str(exc))
+    for version in versions:
+        try:
+            release = find_release(version, wheels=options.wheels, sources=options.sources,
+                                   cache=options.cache, download=not options.offline)
+        except ReleaseError as exc:
+            results.append(ReleaseResult(version, version, error=str(exc)))
+            continue
+        results.append(check_release(scan, ReleaseIndex(release, cache=options.cache),
+                                     moves=moves))
+    failed = [r.version for r in results if r.failed]
+    counts = {"releases": len(results), "failed": len(failed),
+              "findings": sum(len(s.findings) for r in results for s in r.stages)}
+    summary = ", ".join(f"{r.version} {'FAIL' if r.failed else 'ok'}" for r in results)
+    output = render_matrix(results)
+    if scan.broken:
+        # No release can vouch for a file that was never read: the stage fails on it.
+        counts["AUX504"] = len(scan.broken)
+        summary += f"; {plural(len(scan.broken), 'file')} not scanned (AUX504)"
+        output = "\n".join([*(f.to_text() for f in scan.broken), "", output])
+    data = {"releases": [r.to_dict() for r in results],
+            "broken": [f.to_dict() for f in scan.broken]}
+    return StageResult("sglang", "fail" if failed or scan.broken else "ok", counts, 0.0,
+                       summary, output, data, always_shown=True)
+
+
+def _project_moves(path: Path) -> Any:
+    """Returns the moves table for fix hints: built-in plus the project's own (built-in if bad)."""
+    from auxcheck.errors import MovesTableError
+    from auxcheck.migrate.moves import builtin_moves, load_moves
+
+    try:
+        return load_moves(pyproject=path / "pyproject.toml")
+    except MovesTableError:
+        return builtin_moves()
+
+
+_RUNNERS: dict[str, Callable[[CheckOptions], StageResult]] = {
+    "imports": run_imports,
+    "mypy": run_mypy,
+    "contract": run_contract,
+    "sglang": run_sglang,
+}
+
+
+def run_stages(options: CheckOptions, *, clock: Callable[[], float] = time.perf_counter,
+               started: Callable[[int, str], None] | None = None,
+               finished: Callable[[int, StageResult], None] | None = None) -> list[StageResult]:
+    """Returns every stage's result, in order, each timed by ``clock``; skipped stages say so.
+
+    ``started(index, stage)`` is called before a stage runs and ``finished(index, result)``
+    after it ran or was left out (``--skip``), ``index`` counting from 1.
+    """
+    results = []
+    for index, stage in enumerate(STAGES, start=1):
+        if stage in options.skip:
+            result = StageResult(stage, "skipped", summary="--skip")
+        else:
+            if started is not None:
+                started(index, stage)
+            result = _timed(functools.partial(_RUNNERS[stage], options), clock)
+        if finished is not None:
+            finished(index, result)
+        results.append(result)
+    return results
+
+
+def _timed(run: Callable[[], StageResult], clock: Callable[[], float]) -> StageResult:
+    """Returns ``run()`` with the time ``clock`` says it took filled in."""
+    start = clock()
+    result = run()
+    return replace(result, seconds=clock() - start)

@@ -1,0 +1,270 @@
+"""The table of moved names: the built-in TOML file plus the user's own moves.
+
+A move says that ``names`` left module ``old`` for module ``new`` in release
+``since``. Users add moves in ``[tool.auxcheck.migrate]`` of ``pyproject.toml``
+(``move = [{old = ..., new = ..., names = [...]}]``) or in a file passed with
+``--moves`` holding ``[[move]]`` tables; a malformed entry raises
+:class:`~auxcheck.errors.MovesTableError` naming the file, the entry and the problem.
+A run without moves of the user's own parses no TOML (see :data:`_BUILTIN`), and the
+value types are a NamedTuple and a slotted class rather than dataclasses: importing
+:mod:`dataclasses` (and :mod:`inspect` with it) would cost ``auxcheck migrate --check``
+on a tree with no work a tenth of its time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from auxcheck._core.paths import is_file
+from auxcheck.errors import MovesTableError
+
+__all__ = [
+    "BUILTIN_SOURCE",
+    "Move",
+    "MoveTable",
+    "builtin_moves",
+    "load_moves",
+    "parse_moves",
+    "read_builtin_file",
+]
+
+BUILTIN_SOURCE = "auxcheck/migrate/moves.toml"
+_KEYS = frozenset({"old", "new", "names", "since"})
+
+
+class Move(NamedTuple):
+    """One move: ``names`` left module ``old`` for module ``new`` in release ``since``."""
+
+    old: str
+    new: str
+    names: tuple[str, ...]
+    since: str = ""
+
+
+_USE_MARKERS = (b"import *", b"import*", b"import_module", b"__import__")
+"""Bytes of star and dynamic imports, which are reported whatever names they bring."""
+
+
+class MoveTable:
+    """Every known move, with lookups by old module and by (old module, name).
+
+    Immutable, hashed and compared by its moves. The lookups are built once: a table
+    inferred from two releases holds thousands of moves, and the scanner asks them for
+    every file and string.
+    """
+
+    __slots__ = ("_by_old", "_hash", "_names", "_needles", "_new", "_old", "_packages", "moves")
+    moves: tuple[Move, ...]
+    _by_old: Mapping[str, Mapping[str, str]]
+    _old: frozenset[str]
+    _new: frozenset[str]
+    _hash: int
+    _needles: tuple[bytes, ...]
+    _names: tuple[bytes, ...]
+    _packages: frozenset[str]
+
+    def __init__(self, moves: tuple[Move, ...]) -> None:
+        by_old: dict[str, dict[str, str]] = {}
+        for move in moves:
+            for name in move.names:
+                by_old.setdefault(move.old, {})[name] = move.new
+        init = object.__setattr__  # this class's own __setattr__ refuses every assignment
+        init(self, "moves", moves)
+        init(self, "_by_old", by_old)
+        init(self, "_old", frozenset(by_old))
+        init(self, "_new", frozenset(m.new for m in moves))
+        init(self, "_hash", hash(moves))
+        init(self, "_needles", tuple(sorted({m.old.rpartition(".")[2].encode() for m in moves})))
+        init(self, "_names", tuple(sorted({n.encode() for m in moves for n in m.names})))
+        init(self, "_packages", frozenset(module.partition(".")[0] for m in moves
+                                          for module in (m.old, m.new)))
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"cannot assign to field {name!r}: a MoveTable is immutable")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"cannot delete field {name!r}: a MoveTable is immutable")
+
+    def __eq__(self, other: object) -> bool:
+        return self.moves == other.moves if isinstance(other, MoveTable) else NotImplemented
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __repr__(self) -> str:
+        return f"MoveTable(moves={self.moves!r})"
+
+    def __reduce__(self) -> tuple[type[MoveTable], tuple[tuple[Move, ...]]]:
+        # Rebuilt from the moves in the receiving process, whose string hashes differ.
+        return (MoveTable, (self.moves,))
+
+    @property
+    def old_modules(self) -> frozenset[str]:
+        """Returns the modules names moved out of."""
+        return self._old
+
+    @property
+    def new_modules(self) -> frozenset[str]:
+        """Returns the modules names moved into."""
+        return self._new
+
+    @property
+    def packages(self) -> frozenset[str]:
+        """Returns the top-level packages of the old and new modules (``sglang``): where a
+        file's dotted module name is anchored when its folders have no ``__init__.py``."""
+        return self._packages
+
+    def names_from(self, old: str) -> dict[str, str]:
+        """Returns {moved name: new module} for the names that left module ``old``."""
+        return dict(self._by_old.get(old, {}))
+
+    def new_module_of(self, old: str, name: str) -> str | None:
+        """Returns the module ``name`` moved to from ``old``, or None if it did not move."""
+        return self._by_old.get(old, {}).get(name)
+
+    def needles(self) -> tuple[bytes, ...]:
+        """Returns the byte strings a file must contain to possibly use an old module.
+
+        The last component of each old module covers absolute, relative
+        (``from ..sampling.sampling_observer``) and ``from pkg import module`` forms,
+        and dotted string targets.
+        """
+        return self._needles
+
+    def could_use(self, data: bytes) -> bool:
+        """Returns True when ``data`` can hold a use of a moved name's old module.
+
+        It must name an old module (:meth:`needles`) and either a moved name (imports,
+        ``m.X``, ``"old.X"``) or a star or dynamic import (AUX502 whatever it imports).
+        A file that cannot is never parsed: nothing in it is left to migrate.
+        """
+        return any(needle in data for needle in self._needles) and (
+            any(name in data for name in self._names)
+            or any(marker in data for marker in _USE_MARKERS))
+
+    def merged(self, other: Iterable[Move], *, source: str) -> MoveTable:
+        """Returns this table with ``other`` appended; conflicting moves raise MovesTableError."""
+        return _checked((*self.moves, *other), source)
+
+
+def _fail(source: str, index: int, raw: object, problem: str) -> MovesTableError:
+    old = raw.get("old") if isinstance(raw, Mapping) else None
+    entry = f"#{index + 1}" + (f" (old = {old!r})" if isinstance(old, str) else "")
+    return MovesTableError(source, entry, problem)
+
+
+def _is_dotted(value: object) -> bool:
+    return isinstance(value, str) and all(p.isidentifier() for p in value.split("."))
+
+
+def _parse_entry(raw: object, index: int, source: str) -> Move:
+    if not isinstance(raw, Mapping):
+        raise _fail(source, index, raw, f"expected a table, got {type(raw).__name__}")
+    unknown = sorted(set(raw) - _KEYS)
+    if unknown:
+        raise _fail(source, index, raw, f"unknown key(s) {', '.join(unknown)}; "
+                    "expected old, new, names and optionally since")
+    for key in ("old", "new"):
+        if not _is_dotted(raw.get(key)):
+            raise _fail(source, index, raw, f"{key!r} must be a dotted module path such as "
+                        f"'pkg.module', got {raw.get(key)!r}")
+    names = raw.get("names")
+    if not isinstance(names, list) or not names or not all(
+        isinstance(n, str) and n.isidentifier() for n in names
+    ):
+        raise _fail(source, index, raw, "'names' must be a non-empty list of identifiers, "
+                    f"got {names!r}")
+    if raw["old"] == raw["new"]:
+        raise _fail(source, index, raw, "'old' and 'new' are the same module")
+    since = raw.get("since", "")
+    if not isinstance(since, str):
+        raise _fail(source, index, raw, f"'since' must be a string, got {since!r}")
+    return Move(raw["old"], raw["new"], tuple(names), since)
+
+
+def _checked(moves: Sequence[Move], source: str) -> MoveTable:
+    seen: dict[tuple[str, str], str] = {}
+    for index, move in enumerate(moves):
+        for name in move.names:
+            earlier = seen.setdefault((move.old, name), move.new)
+            if earlier != move.new:
+                raise MovesTableError(
+                    source, f"#{index + 1} (old = {move.old!r})",
+                    f"{name!r} is already moved to {earlier!r}; a name can move to one module",
+                )
+    return MoveTable(tuple(dict.fromkeys(moves)))
+
+
+def parse_moves(entries: object, *, source: str) -> tuple[Move, ...]:
+    """Returns the moves of a list of raw tables; raises MovesTableError when malformed."""
+    if not isinstance(entries, list):
+        raise MovesTableError(source, "move", f"expected a list of tables, got "
+                              f"{type(entries).__name__}")
+    moves = tuple(_parse_entry(raw, i, source) for i, raw in enumerate(entries))
+    _checked(moves, source)
+    return moves
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    from auxcheck._core.config import TomlFileError, load_toml  # only when a moves file is read
+
+    try:
+        return load_toml(path)
+    except TomlFileError as exc:
+        raise MovesTableError(str(path), "(file)", exc.problem) from None
+
+
+_BUILTIN = (
+    Move("sglang.srt.sampling.sampling_observer", "sglang.srt.managers.auxiliary_output",
+         ("CommittedTokens", "DeviceAuxiliaryOutput", "HostAuxiliaryOutput"), "0.5.20"),
+)
+"""``moves.toml`` as Python, so that no run pays for a TOML parser just to learn it.
+
+``moves.toml`` stays the table people read and edit; ``tests/test_migrate_cli.py`` keeps the
+two equal (:func:`read_builtin_file` parses the file).
+"""
+
+
+@lru_cache(maxsize=1)
+def builtin_moves() -> MoveTable:
+    """Returns the built-in table of ``auxcheck/migrate/moves.toml``."""
+    return _checked(_BUILTIN, BUILTIN_SOURCE)
+
+
+def read_builtin_file() -> tuple[Move, ...]:
+    """Returns the moves of ``auxcheck/migrate/moves.toml`` itself, parsed from its TOML."""
+    data = _read_toml(Path(__file__).parent / "moves.toml")
+    return parse_moves(data.get("move", []), source=BUILTIN_SOURCE)
+
+
+def _pyproject_moves(pyproject: Path) -> tuple[Move, ...]:
+    from auxcheck._core.config import auxcheck_table
+    from auxcheck.errors import InvalidArgument
+
+    try:  # the one reader of [tool.auxcheck]: `tool = 5` is an error naming the key
+        section = auxcheck_table(pyproject, "migrate")
+    except InvalidArgument as exc:
+        problem = str(exc).removeprefix(f"{pyproject}: ")
+        raise MovesTableError(str(pyproject), "[tool.auxcheck.migrate]", problem) from None
+    if "move" not in section:
+        return ()
+    return parse_moves(section["move"], source=f"{pyproject} [tool.auxcheck.migrate]")
+
+
+def load_moves(*, moves_file: Path | None = None, pyproject: Path | None = None) -> MoveTable:
+    """Returns the built-in moves plus those of ``pyproject`` and ``moves_file``, if given.
+
+    ``moves_file`` holds ``[[move]]`` tables; ``pyproject`` is read for
+    ``[tool.auxcheck.migrate]`` ``move`` entries. Raises MovesTableError when malformed.
+    """
+    table = builtin_moves()
+    if pyproject is not None and is_file(pyproject):
+        table = table.merged(_pyproject_moves(pyproject), source=str(pyproject))
+    if moves_file is not None:
+        data = _read_toml(moves_file)
+        extra = parse_moves(data.get("move", []), source=str(moves_file))
+        table = table.merged(extra, source=str(moves_file))
+    return table

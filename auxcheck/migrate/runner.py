@@ -1,0 +1,601 @@
+"""Running the migration over many files: prefilter, parallel workers, safe writes.
+
+Only files whose bytes contain an old module's name reach a worker; ``check`` mode
+scans them with :mod:`ast`, so a run that rewrites nothing never imports libcst, and a
+run where no file holds such a name imports neither :mod:`ast` nor the report module.
+A file that cannot be read, decoded or parsed fails with its AUX504 finding. The
+value types are a NamedTuple and a slotted class, not dataclasses, for the same reason
+as in :mod:`auxcheck.migrate.moves`.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from collections.abc import Callable, Iterable, Sequence
+from types import FrameType
+from typing import TYPE_CHECKING, Literal, NamedTuple, TextIO
+
+from auxcheck.migrate.files import (
+    DEFAULT_MAX_FILE_SIZE,
+    PARSE_ERRORS,
+    FileTooLarge,
+    NotRegularFile,
+    Prefilter,
+    SourceFile,
+    UndecodableFile,
+    WalkNote,
+    WriteRefused,
+    atomic_write,
+    broken_file_finding,
+    compile_as_python,
+    decode_source,
+    deep_call,
+    drop_temporary_files,
+    iter_python_files,
+    module_name_of,
+    read_source_state,
+)
+from auxcheck.migrate.moves import MoveTable
+from auxcheck.migrate.signals import held_stops, release_inherited_stops
+
+if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
+
+    from auxcheck.report import Finding
+
+__all__ = [
+    "DEFAULT_MAX_FILE_SIZE",
+    "FileOutcome",
+    "Interrupted",
+    "Mode",
+    "RunSummary",
+    "migrate_file",
+    "process_source",
+    "run",
+]
+
+Mode = Literal["write", "check", "diff"]
+Status = Literal["changed", "unchanged", "skipped", "failed"]
+_POOL_THRESHOLD = 16
+_INLINE_BYTES = 256 << 10
+"""Larger files are migrated in a worker process whatever ``jobs`` says: parsing one holds
+the interpreter for long stretches that no signal handler can cut short, and a worker
+can be killed at once on Ctrl-C."""
+_STOP_GRACE = 0.4
+"""Seconds a stopped worker gets to end (or to finish the write it is in) before it is killed."""
+_MEMORY_PER_BYTE = 1000
+"""Bytes of memory one byte of source costs while it is parsed and rewritten (measured)."""
+_BATCH_BYTES = 16 << 10
+_GONE = 3
+"""The exit status of a worker whose parent went away."""
+
+
+class Interrupted(KeyboardInterrupt):
+    """The run was asked to stop by signal ``signum`` (SIGTERM is handled as Ctrl-C is)."""
+
+    def __init__(self, signum: int) -> None:
+        self.signum = signum
+        super().__init__(signal.Signals(signum).name)
+
+
+class FileOutcome(NamedTuple):
+    """What happened to one file: its status, remaining findings, failure reason, diff.
+
+    A file that cannot be read, decoded or parsed is ``failed`` with one AUX504 finding;
+    one that cannot be written, or that libcst cannot rewrite, is ``failed`` with none.
+    """
+
+    path: str
+    status: Status
+    findings: tuple[Finding, ...] = ()
+    reason: str = ""
+    diff: str = ""
+    data: bytes | None = None
+    kept: bool = True
+    """A failed file is exactly as it was (False where that is not known, or not a file)."""
+    folder: bool = False
+    """The path is a folder whose files were not migrated, not a file."""
+
+
+class RunSummary:
+    """Every outcome of a run, in path order, with the counts the CLI prints."""
+
+    __slots__ = ("in_progress", "interrupted", "notes", "outcomes", "scanned", "unstarted")
+
+    def __init__(self, scanned: int = 0, outcomes: list[FileOutcome] | None = None) -> None:
+        self.scanned = scanned
+        self.outcomes: list[FileOutcome] = [] if outcomes is None else outcomes
+        self.notes: list[WalkNote] = []
+        """Folders skipped by default and symlinks not followed, as the walk met them."""
+        self.interrupted: int | None = None
+        """The signal that stopped the run early, if one did."""
+        self.in_progress: list[str] = []
+        """Files being migrated when the run was stopped: each is old or new, not half."""
+        self.unstarted = 0
+        """Files that would have been migrated, had the run not been stopped."""
+
+    def __repr__(self) -> str:
+        return f"RunSummary(scanned={self.scanned!r}, outcomes={self.outcomes!r})"
+
+    @property
+    def changed(self) -> list[FileOutcome]:
+        """Returns the outcomes of files that were (or would be) rewritten."""
+        return [o for o in self.outcomes if o.status == "changed"]
+
+    @property
+    def failed(self) -> list[FileOutcome]:
+        """Returns the outcomes of files that could not be read, parsed, rewritten or written."""
+        return [o for o in self.outcomes if o.status == "failed"]
+
+    @property
+    def skipped(self) -> list[FileOutcome]:
+        """Returns the outcomes of files left alone with a reason (not regular files)."""
+        return [o for o in self.outcomes if o.status == "skipped" and o.reason]
+
+    @property
+    def broken(self) -> list[FileOutcome]:
+        """Returns the failed outcomes of files that could not be read, decoded or parsed."""
+        return [o for o in self.failed if any(f.code == "AUX504" for f in o.findings)]
+
+    @property
+    def findings(self) -> list[Finding]:
+        """Returns every remaining finding, file by file."""
+        return [f for o in self.outcomes for f in o.findings]
+
+
+def _diff(path: str, before: str, after: str) -> str:
+    import difflib
+
+    lines = difflib.unified_diff(before.splitlines(keepends=True),
+                                 after.splitlines(keepends=True), path, path)
+    return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
+
+
+def process_source(source: SourceFile, *, moves: MoveTable, mode: Mode, compat: bool = False,
+                   module: str | None = None) -> FileOutcome:
+    """Returns the outcome of migrating (or, in check mode, scanning) one decoded file.
+
+    A file Python itself cannot parse (at its usual limits) fails with AUX504; the
+    others are scanned or rewritten on a thread with a deep stack (:func:`deep_call`), so
+    that a long flat expression is migrated rather than failed.
+    """
+    path = source.path
+    if mode == "check":
+        from auxcheck.migrate.scan import scan_source  # ast: only for candidate files
+
+        try:  # parses once at Python's limits, then walks the tree on a deep stack
+            found = scan_source(source.text, moves=moves, module=module, path=path,
+                                is_package=path.endswith("__init__.py"))
+        except PARSE_ERRORS as exc:
+            return _unparsable(source, exc)
+        return FileOutcome(path, "changed" if found else "unchanged", tuple(found))
+    error = _parse_error(source)
+    if error is not None:
+        return _unparsable(source, error)
+    return deep_call(lambda: _migrate(source, moves=moves, mode=mode, compat=compat,
+                                      module=module))
+
+
+def _unparsable(source: SourceFile, exc: BaseException) -> FileOutcome:
+    return FileOutcome(source.path, "failed", (broken_file_finding(
+        source.path, exc, text=source.text),), reason=f"does not parse: {_reason(exc)}")
+
+
+def _parse_error(source: SourceFile) -> BaseException | None:
+    """Returns what compiling ``source`` raises where Python would refuse it, or None."""
+    try:
+        compile_as_python(source.text, source.path)
+    except PARSE_ERRORS as exc:
+        return exc
+    return None
+
+
+def _migrate(source: SourceFile, *, moves: MoveTable, mode: Mode, compat: bool,
+             module: str | None) -> FileOutcome:
+    path, is_package = source.path, source.path.endswith("__init__.py")
+    from auxcheck.migrate.style import StyleConfigError, find_style
+    from auxcheck.migrate.transform import migrate_source  # libcst only when work is likely
+
+    try:  # the import style of the project the file is in (stdin: the current folder's)
+        style = find_style(None if path == "-" else os.path.dirname(os.path.abspath(path)))
+    except StyleConfigError as exc:
+        return FileOutcome(path, "failed", reason=f"cannot read the import style: {exc}")
+    try:
+        result = migrate_source(source.text, moves=moves, module=module,
+                                is_package=is_package, compat=compat, path=path, style=style)
+    except RecursionError as exc:  # nesting too deep for ast's parser, or for libcst's
+        error = _parse_error(source)
+        return _unparsable(source, error) if error is not None else FileOutcome(
+            path, "failed", reason=f"too deeply nested to rewrite: {exc}")
+    found = tuple(u.finding(path) for u in result.analysis.uses) if result.analysis else ()
+    if result.status == "failed":
+        # The transform says why in words; parsing again, only here, gives the parser's
+        # own error and place for AUX504, and tells a file that does not parse from one
+        # that libcst could not rewrite.
+        error = _parse_error(source)
+        if error is not None:
+            return _unparsable(source, error)
+    if result.status in ("failed", "skipped"):
+        return FileOutcome(path, result.status, reason=result.reason)
+    if result.status == "unchanged":
+        return FileOutcome(path, "unchanged", found)
+    text = _with_final_newline(source.text, result.text)
+    diff = _diff(path, source.text, text) if mode == "diff" else ""
+    return FileOutcome(path, "changed", found, diff=diff, data=source.encode(text))
+
+
+def _with_final_newline(before: str, after: str) -> str:
+    """Returns ``after`` ending in the newline ``before`` ends in: libcst (1.x) drops a
+    final lone ``\r`` of a file whose lines end in ``\r``."""
+    if after.endswith(("\n", "\r")):
+        return after
+    return after + next((n for n in ("\r\n", "\r", "\n") if before.endswith(n)), "")
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, SyntaxError):
+        return f"{exc.msg} (line {exc.lineno})" if exc.lineno else exc.msg
+    return str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}"
+
+
+def migrate_file(path: str, *, moves: MoveTable, mode: Mode, compat: bool = False,
+                 max_size: int | None = DEFAULT_MAX_FILE_SIZE,
+                 break_links: bool = False) -> FileOutcome:
+    """Returns the outcome for the file at ``path``, rewriting it atomically in write mode.
+
+    Only a regular file of at most ``max_size`` bytes is read (None: any size); a
+    rewrite is written only over the file as it was read (an edit made meanwhile is
+    kept, the file failed), keeping its owner, group and mode; a file with other hard
+    links is refused unless ``break_links``.
+    """
+    try:
+        source, state = read_source_state(path, max_size=max_size)
+    except NotRegularFile as exc:
+        return FileOutcome(path, "skipped", reason=f"skipped: {exc.detail}")
+    except UndecodableFile as exc:
+        return FileOutcome(path, "failed", (broken_file_finding(path, exc),), exc.reason)
+    except FileTooLarge as exc:
+        return FileOutcome(path, "failed", (broken_file_finding(path, exc),),
+                           too_large(exc.size, exc.limit))
+    if not moves.could_use(source.data):
+        return FileOutcome(path, "unchanged")
+    module = module_name_of(path, anchors=moves.packages)
+    outcome = process_source(source, moves=moves, mode=mode, compat=compat, module=module)
+    note = outcome.reason
+    if mode == "write" and outcome.status == "changed" and outcome.data is not None:
+        try:
+            links = atomic_write(path, outcome.data, read=(state, source.data),
+                                 break_links=break_links)
+        except WriteRefused as exc:
+            return FileOutcome(path, "failed", outcome.findings, exc.reason, kept=exc.kept)
+        except OSError as exc:
+            return FileOutcome(path, "failed", outcome.findings,
+                               f"cannot write: {exc.strerror or exc}")
+        note = _write_note(path, links)
+    return FileOutcome(outcome.path, outcome.status, outcome.findings, note, outcome.diff)
+
+
+def _write_note(path: str, links: int) -> str:
+    """Says what a reader of "Rewriting PATH" would not guess: a symlink written through,
+    hard links left with the old text."""
+    notes = []
+    if os.path.islink(path):
+        notes.append(f"through the symlink, to {os.path.realpath(path)}")
+    if links > 1:
+        others = "the other link keeps" if links == 2 else f"the other {links - 1} links keep"
+        notes.append(f"it had {links} hard links: {others} the old text")
+    return "; ".join(notes)
+
+
+def too_large(size: int, limit: int) -> str:
+    """Returns the reason a file of ``size`` bytes over ``limit`` is left unchanged."""
+    need = -(-size // (1 << 20)) + 1
+    return (f"{size:,} bytes, over --max-file-size {limit:,} (parsing takes about "
+            f"{_MEMORY_PER_BYTE:,} times a file's size in memory); pass --max-file-size "
+            f"{need}MB to migrate it")
+
+
+def migrate_stdin(data: bytes, *, moves: MoveTable, mode: Mode, compat: bool = False,
+                  max_size: int | None = DEFAULT_MAX_FILE_SIZE) -> FileOutcome:
+    """Returns the outcome for source bytes read from stdin (``data`` holds the output: the
+    input itself when it is not rewritten, over ``max_size`` bytes included)."""
+    if max_size is not None and len(data) > max_size:
+        large = FileTooLarge("-", len(data), max_size)
+        return FileOutcome("-", "failed", (broken_file_finding("-", large),),
+                           too_large(len(data), max_size), data=data)
+    try:
+        source = decode_source(data, path="-")
+    except UndecodableFile as exc:
+        return FileOutcome("-", "failed", (broken_file_finding("-", exc),), exc.reason,
+                           data=data)
+    outcome = process_source(source, moves=moves, mode=mode, compat=compat)
+    return outcome if outcome.data is not None else FileOutcome(
+        "-", outcome.status, outcome.findings, outcome.reason, outcome.diff, data)
+
+
+_parent: int | None = None
+"""In a pool worker: the pid of the process that started it."""
+
+
+def _on_term(signum: int, frame: FrameType | None) -> None:
+    # A worker's temporary file lives only inside held_stops, which delays this handler
+    # until the file is in place or gone: there is nothing left to clean up.
+    os._exit(128 + signum)
+
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _init_worker(parent: int) -> None:
+    """Makes a pool worker die with its parent: SIGTERM when it dies (Linux), and a check
+    before each file. Ctrl-C reaches the whole process group: the parent decides."""
+    global _parent
+    _parent = parent
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, _on_term)
+    release_inherited_stops()  # it was started inside held_stops (see _run_pool)
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+        except (OSError, AttributeError):  # no prctl: the check before each file remains
+            pass
+    if os.getppid() != parent:  # the parent died before prctl took effect
+        os._exit(_GONE)
+
+
+class _Worker:
+    """A picklable job for the process pool: migrates a batch of files, one by one."""
+
+    def __init__(self, moves: MoveTable, mode: Mode, compat: bool, max_size: int | None,
+                 break_links: bool) -> None:
+        self.moves, self.mode, self.compat = moves, mode, compat
+        self.max_size, self.break_links = max_size, break_links
+
+    def one(self, path: str) -> FileOutcome:
+        """Returns the outcome for one file; a bug of auxcheck fails that file, not the run."""
+        try:
+            return migrate_file(path, moves=self.moves, mode=self.mode, compat=self.compat,
+                                max_size=self.max_size, break_links=self.break_links)
+        except Exception as exc:  # noqa: BLE001 - one file's failure is reported, not raised
+            return FileOutcome(path, "failed", reason=(
+                f"auxcheck failed on this file ({type(exc).__name__}: {exc}); please report "
+                "it with the file"))
+
+    def __call__(self, paths: Sequence[str]) -> list[FileOutcome]:
+        done = []
+        for path in paths:
+            if _parent is not None and os.getppid() != _parent:
+                os._exit(_GONE)  # the parent is gone: nobody would hear of this file
+            done.append(self.one(path))
+        return done
+
+
+class _Candidate(NamedTuple):
+    path: str
+    size: int
+
+
+class _Reporter:
+    """Adds each outcome to the summary and tells the callbacks, as soon as it is known."""
+
+    def __init__(self, summary: RunSummary, progress: Callable[[int, int], None] | None,
+                 on_outcome: Callable[[FileOutcome], None] | None) -> None:
+        self.summary, self.progress, self.on_outcome = summary, progress, on_outcome
+        self.done = 0
+        self.total = 0
+
+    def __call__(self, outcome: FileOutcome, *, counted: bool = True) -> None:
+        self.summary.outcomes.append(outcome)
+        if self.on_outcome is not None:
+            self.on_outcome(outcome)
+        if counted:
+            self.done += 1
+            if self.progress is not None:
+                self.progress(self.done, self.total)
+
+
+def _candidates(paths: Iterable[str], moves: MoveTable, summary: RunSummary,
+                max_size: int | None, report: _Reporter) -> list[_Candidate]:
+    holds_needle = Prefilter(moves.needles(), moves.could_use, max_size=max_size)
+    found = []
+    for path in paths:
+        summary.scanned += 1
+        try:
+            if holds_needle(path):
+                found.append(_Candidate(path, holds_needle.size))
+        except NotRegularFile as exc:
+            report(FileOutcome(path, "skipped", reason=f"skipped: {exc.detail}"), counted=False)
+        except OSError as exc:
+            report(FileOutcome(path, "failed", (broken_file_finding(path, exc),),
+                               reason=f"cannot read: {exc.strerror or exc}"), counted=False)
+    return found
+
+
+def _note_sink(summary: RunSummary, report: _Reporter) -> Callable[[WalkNote], None]:
+    def note(found: WalkNote) -> None:
+        if found.kind == "unlistable":  # its files are not migrated: a failure, said now
+            report(FileOutcome(found.path, "failed", reason=(
+                f"cannot list this folder ({found.detail}); its files were not migrated; make "
+                "it readable, or leave it out with --exclude"), kept=False, folder=True),
+                counted=False)
+        else:
+            summary.notes.append(found)
+    return note
+
+
+def run(roots: Sequence[str], *, moves: MoveTable, mode: Mode, compat: bool = False,
+        jobs: int | None = None, exclude: Sequence[str] = (),
+        progress: Callable[[int, int], None] | None = None,
+        on_outcome: Callable[[FileOutcome], None] | None = None,
+        max_size: int | None = DEFAULT_MAX_FILE_SIZE, break_links: bool = False) -> RunSummary:
+    """Returns the summary of migrating (or checking) every Python file under ``roots``.
+
+    Files are prefiltered by bytes in this process; candidates go to ``jobs``
+    worker processes (default: the CPU count) when there are enough of them, no more
+    large files at once than the available memory allows. ``on_outcome`` sees each
+    outcome as soon as its file is done (read failures first). Ctrl-C (or an
+    :class:`Interrupted` that a SIGTERM handler raises) stops the run promptly: the
+    workers are stopped, and the summary says what was done (``interrupted``,
+    ``in_progress``, ``unstarted``).
+    """
+    summary = RunSummary()
+    report = _Reporter(summary, progress, on_outcome)
+    worker = _Worker(moves, mode, compat, max_size, break_links)
+    candidates: list[_Candidate] = []
+    try:
+        files = iter_python_files(roots, exclude=exclude, note=_note_sink(summary, report))
+        candidates = _candidates(files, moves, summary, max_size, report)
+        report.total = len(candidates)
+        workers = min(jobs or os.cpu_count() or 1, len(candidates))
+        if (workers > 1 and len(candidates) >= _POOL_THRESHOLD
+                or any(c.size > _INLINE_BYTES for c in candidates)):
+            _run_pool(worker, candidates, workers, report)
+        else:
+            for candidate in candidates:
+                summary.in_progress = [candidate.path]
+                report(worker.one(candidate.path))
+            summary.in_progress = []
+    except KeyboardInterrupt as exc:
+        summary.interrupted = exc.signum if isinstance(exc, Interrupted) else signal.SIGINT
+        known = {o.path for o in summary.outcomes} | set(summary.in_progress)
+        summary.unstarted = sum(1 for c in candidates if c.path not in known)
+    summary.outcomes.sort(key=lambda o: o.path)
+    return summary
+
+
+def _memory_budget() -> int:
+    """Returns half the memory available now, in bytes (a large number when unknown)."""
+    try:
+        with open("/proc/meminfo", "rb") as meminfo:
+            for line in meminfo:
+                if line.startswith(b"MemAvailable:"):
+                    return int(line.split()[1]) * 1024 // 2
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 2
+    except (ValueError, OSError, AttributeError):
+        return 1 << 62
+
+
+def _batches(candidates: Sequence[_Candidate], workers: int) -> list[list[_Candidate]]:
+    """Returns the candidates in batches of small files (one IPC round trip each)."""
+    most = max(1, min(32, len(candidates) // (workers * 8)))
+    batches: list[list[_Candidate]] = []
+    for candidate in candidates:
+        last = batches[-1] if batches else None
+        if last is None or len(last) >= most or sum(c.size for c in last) + candidate.size > (
+                _BATCH_BYTES):
+            batches.append([candidate])
+        else:
+            last.append(candidate)
+    return batches
+
+
+def _run_pool(worker: _Worker, candidates: Sequence[_Candidate], workers: int,
+              report: _Reporter) -> None:
+    """Migrates ``candidates`` on a pool of ``workers`` processes, as many batches in flight
+    as keep the workers busy and the memory they need under half of what is available."""
+    from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+    from concurrent.futures.process import BrokenProcessPool
+
+    pending = _batches(candidates, workers)[::-1]
+    budget = _memory_budget()
+    running: dict[Future[list[FileOutcome]], list[_Candidate]] = {}
+    pool = ProcessPoolExecutor(workers, initializer=_init_worker, initargs=(os.getpid(),))
+    try:
+        while pending or running:
+            used = sum(c.size for batch in running.values() for c in batch) * _MEMORY_PER_BYTE
+            while pending and len(running) < 2 * workers:
+                cost = sum(c.size for c in pending[-1]) * _MEMORY_PER_BYTE
+                if running and used + cost > budget:
+                    break
+                batch = pending.pop()
+                # A submit may fork workers: one forked but not yet recorded by the pool
+                # could never be stopped, so a stop waits until the pool knows them all.
+                with held_stops():
+                    running[pool.submit(worker, [c.path for c in batch])] = batch
+                used += cost
+            report.summary.in_progress = [c.path for b in running.values() for c in b]
+            finished, _ = wait(running, return_when=FIRST_COMPLETED)
+            broken = False
+            for future in finished:
+                batch = running.pop(future)
+                try:
+                    outcomes = future.result()
+                except BrokenProcessPool:
+                    broken = True
+                    outcomes = [_died(c.path) for c in batch]
+                for outcome in outcomes:
+                    report(outcome)
+            if broken:  # every batch still in flight died with the pool: say so, go on
+                for batch in running.values():
+                    for candidate in batch:
+                        report(_died(candidate.path))
+                running.clear()
+                _stop_pool(pool, ())
+                pool = ProcessPoolExecutor(workers, initializer=_init_worker,
+                                           initargs=(os.getpid(),))
+        report.summary.in_progress = []
+        pool.shutdown()
+    except BaseException:
+        # In flight: what was handed to the workers and is not reported yet.
+        done = {o.path for o in report.summary.outcomes}
+        flight = [*report.summary.in_progress, *(c.path for b in running.values() for c in b)]
+        report.summary.in_progress = [p for p in dict.fromkeys(flight) if p not in done]
+        _stop_pool(pool, report.summary.in_progress)
+        raise
+
+
+def _died(path: str) -> FileOutcome:
+    return FileOutcome(path, "failed", reason=(
+        "a worker process died while this file was in progress (killed, out of memory, or "
+        "crashed); the file is unchanged or fully rewritten; run again, with -j 1 to see "
+        "which file it was"), kept=False)
+
+
+def _stop_pool(pool: ProcessPoolExecutor, in_progress: Sequence[str]) -> None:
+    """Stops the pool's workers now: SIGTERM (each ends at once, or as soon as the file it
+    is writing is in place), then, after a short grace, SIGKILL for a worker still busy
+    inside a parser, whose temporary files beside the ``in_progress`` files are then
+    removed here. A second Ctrl-C waits until every worker is stopped."""
+    import time
+
+    with held_stops():
+        # ProcessPoolExecutor has no public way to stop its workers before Python 3.14
+        # (terminate_workers); its private `_processes` map is the same on 3.10 to 3.13.
+        found = getattr(pool, "_processes", None) or {}
+        processes = list(found.values())
+        for process in processes:
+            process.terminate()
+        deadline = time.monotonic() + _STOP_GRACE
+        for process in processes:
+            process.join(max(0.0, deadline - time.monotonic()))
+        for process in processes:
+            if process.is_alive():
+                process.kill()
+                process.join(1)
+                if process.pid is not None:
+                    drop_temporary_files(process.pid, in_progress)
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def progress_bar(stream: TextIO | None = None) -> Callable[[int, int], None] | None:
+    """Returns a progress callback drawing on stderr, or None when stderr is not a terminal."""
+    out = sys.stderr if stream is None else stream
+    if not out.isatty():
+        return None
+
+    def draw(done: int, total: int) -> None:
+        if total < 50:
+            return
+        filled = 30 * done // total
+        end = "\n" if done == total else ""
+        print(f"\r[{'#' * filled}{' ' * (30 - filled)}] {done}/{total}", end=end,
+              file=out, flush=True)
+
+    return draw
