@@ -1,7 +1,8 @@
-"""Project settings from ``[tool.auxcheck]`` in ``pyproject.toml``: the one reader of that file."""
+"""The one reader of each configuration format (TOML, INI); the ``[tool.auxcheck]`` settings."""
 
 from __future__ import annotations
 
+import configparser
 import importlib
 import sys
 from pathlib import Path
@@ -43,6 +44,39 @@ def load_toml(path: Path) -> dict[str, Any]:
     except RecursionError:
         raise TomlFileError(path, "not valid TOML (nested too deeply to read)") from None
     return data
+
+
+class IniFileError(Exception):
+    """An INI file cannot be read or parsed; ``problem`` says which and why, ``fix`` the cure."""
+
+    def __init__(self, path: Path, problem: str, fix: str) -> None:
+        self.path = path
+        self.problem = problem
+        self.fix = fix
+        super().__init__(f"{path}: {problem}; {fix}")
+
+
+def load_ini(path: Path, *, strict: bool = False) -> configparser.ConfigParser:
+    """Returns the parsed INI file at ``path`` (``setup.cfg``, ``tox.ini``, ``.isort.cfg``):
+    the one INI reader of auxcheck. Values are raw (no interpolation).
+
+    The file is read bounded (a regular file of at most CONFIG_LIMIT bytes), as UTF-8.
+    ``strict`` refuses a section or option given twice, as mypy's reader does; otherwise
+    the last one wins, as isort's does. Raises IniFileError (``cannot read: ...`` or
+    ``not a valid INI file (...)``); each caller turns it into its own error or verdict.
+    """
+    parser = configparser.ConfigParser(strict=strict, interpolation=None)
+    try:  # configparser.read() would skip a file it cannot open, without a word
+        data = read_regular_file(path, limit=CONFIG_LIMIT)
+    except OSError as exc:
+        raise IniFileError(path, f"cannot read: {exc.strerror or exc}",
+                           "fix the file's permissions, or remove it") from None
+    try:
+        parser.read_string(data.decode("utf-8"), source=str(path))
+    except (configparser.Error, UnicodeDecodeError) as exc:
+        raise IniFileError(path, f"not a valid INI file ({exc})",
+                           "fix the file's syntax") from None
+    return parser
 
 
 def read_pyproject(root: Path) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""Looking at paths and reading files without a crash, a hang or an unbounded read.
+"""Looking at paths, printing them and reading files without a crash, a hang or an unbounded read.
 
 ``Path.is_file()`` and ``Path.is_dir()`` raise PermissionError when a folder above the
 path cannot be searched (a process whose working folder sits under a folder it may not
@@ -15,8 +15,8 @@ import os
 import stat
 from pathlib import Path
 
-__all__ = ["CONFIG_LIMIT", "OPEN_FLAGS", "NotARegularFile", "is_dir", "is_file", "kind_of",
-           "open_regular", "read_regular_file"]
+__all__ = ["CONFIG_LIMIT", "OPEN_FLAGS", "IrregularPath", "NotARegularFile", "display_path",
+           "is_dir", "is_file", "kind_of", "open_regular", "read_regular_file"]
 
 OPEN_FLAGS = (os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
               | getattr(os, "O_CLOEXEC", 0))
@@ -35,7 +35,11 @@ def kind_of(mode: int) -> str:
 
 
 class NotARegularFile(OSError):
-    """The path names a FIFO, a device, a socket or a folder; ``kind`` says which."""
+    """The path names a FIFO, a device, a socket or a folder; ``kind`` says which.
+
+    The one error for a path that is not a regular file, wherever it is met: reading a
+    configuration file, a Python source file, or the prefilter's bytes.
+    """
 
     def __init__(self, path: str, kind: str) -> None:
         self.kind = kind
@@ -43,13 +47,23 @@ class NotARegularFile(OSError):
         super().__init__(code, f"it is {kind}, not a regular file", path)
 
 
+class IrregularPath(str):
+    """A path a walk found that is not a regular file (a FIFO, a device): readers refuse it
+    with NotARegularFile without opening it; ``kind`` names what it is."""
+
+    kind = "not a regular file"
+
+
 def open_regular(path: str | Path) -> tuple[int, os.stat_result]:
     """Returns a descriptor open on the regular file at ``path`` and its status.
 
-    The file is opened without blocking and judged on its descriptor's status, so that a
-    FIFO cannot wait and a path swapped meanwhile is still seen. Raises NotARegularFile
-    for anything else, OSError when it cannot be opened.
+    An :class:`IrregularPath` (the walk saw its kind without a system call) is not even
+    opened; any other path is opened without blocking and judged on its descriptor's
+    status, so that a FIFO cannot wait and a path swapped meanwhile is still seen. Raises
+    NotARegularFile for anything else, OSError when it cannot be opened.
     """
+    if type(path) is IrregularPath:
+        raise NotARegularFile(path, path.kind)
     fd = os.open(path, OPEN_FLAGS)
     try:
         status = os.fstat(fd)
@@ -96,3 +110,13 @@ def is_dir(path: Path | os.DirEntry[str]) -> bool:
         return path.is_dir()
     except OSError:
         return False
+
+
+def display_path(path: str) -> str:
+    """Returns ``path`` as it can be printed on one line: a newline, a control character or
+    a byte that is not UTF-8 is shown escaped (``\\n``, ``\\xff``)."""
+    if path.isprintable():
+        return path
+    raw = os.fsencode(path)
+    return "".join(ch if ch.isprintable() else ascii(ch)[1:-1]
+                   for ch in raw.decode("utf-8", "backslashreplace"))

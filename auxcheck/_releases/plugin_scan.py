@@ -24,6 +24,7 @@ from auxcheck._core.pyast import (
     is_type_checking,
 )
 from auxcheck._core.pyast import dotted_name as _dotted
+from auxcheck._core.signatures import FunctionInfo, parse_function
 from auxcheck._releases.hook_refs import (
     HookRef,
     PluginFunction,
@@ -31,7 +32,6 @@ from auxcheck._releases.hook_refs import (
     hook_ref,
     returns_of,
 )
-from auxcheck._releases.stubcheck import FunctionInfo, parse_function
 from auxcheck.report import Finding
 
 __all__ = [
@@ -501,7 +501,8 @@ def _keyword(node: ast.Call, name: str) -> ast.expr | None:
 
 def scan_project(root: Path, *, exclude: Sequence[str] = ()) -> PluginScan:
     """Returns what the plugin project at ``root`` uses of SGLang, read without importing it."""
-    from auxcheck.migrate.files import deep_call, iter_python_files, module_name_of
+    from auxcheck._core.python_files import iter_python_files, module_name_of
+    from auxcheck._core.sources import deep_call
 
     imports: list[ImportUse] = []
     hooks: list[HookUse] = []
@@ -540,24 +541,9 @@ def scan_project(root: Path, *, exclude: Sequence[str] = ()) -> PluginScan:
 
 def _parse(path: str, shown: str) -> ast.Module | Finding:
     """Returns the file's ast, or its AUX504 finding (located at ``shown``) when it is broken."""
-    from auxcheck.migrate.files import (
-        DEFAULT_MAX_FILE_SIZE,
-        PARSE_ERRORS,
-        FileTooLarge,
-        UndecodableFile,
-        broken_file_finding,
-        parse_as_python,
-        read_source,
-    )
+    from auxcheck._core.sources import parse_file
 
-    try:
-        source = read_source(path, max_size=DEFAULT_MAX_FILE_SIZE)
-    except (UndecodableFile, FileTooLarge) as exc:
-        return broken_file_finding(shown, exc)
-    try:
-        return parse_as_python(source.text, shown)
-    except PARSE_ERRORS as exc:
-        return broken_file_finding(shown, exc, text=source.text)
+    return parse_file(path, shown=shown)
 
 
 def _shown(path: str, root: Path) -> str:

@@ -26,9 +26,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from auxcheck._core.paths import is_file
 from auxcheck._core.plugin_calls import arity_problem
 from auxcheck._core.pyast import bound_names
-from auxcheck._core.signatures import SignatureCarrier, signature_of
+from auxcheck._core.signatures import FunctionInfo, SignatureCarrier, signature_of
+from auxcheck._core.sources import parse_file
 from auxcheck._releases.definitions import close_names, names_in
 from auxcheck._releases.index import Lookup, ReleaseIndex
 from auxcheck._releases.plugin_scan import (
@@ -41,7 +43,7 @@ from auxcheck._releases.plugin_scan import (
 )
 from auxcheck._releases.signature_check import call_stage, hook_stage, hook_target_problem
 from auxcheck._releases.stage import ReleaseStage, StageBuilder
-from auxcheck._releases.stubcheck import ClassInfo, FunctionInfo, parse_module
+from auxcheck._releases.stubcheck import ClassInfo, parse_module
 
 __all__ = [
     "RELEASE_STAGES",
@@ -222,10 +224,10 @@ def entry_point_problem(entry: EntryPoint, root: Path) -> str | None:
     if path is None:
         return (f"module {module} is not in the project (looked for it under {root} and "
                 f"{root / 'src'})")
-    try:
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-    except (OSError, SyntaxError, ValueError, UnicodeDecodeError) as exc:
-        return f"{path} cannot be read ({exc})"
+    tree = parse_file(str(path), shown=str(path.relative_to(root)))
+    if not isinstance(tree, ast.Module):  # read, decoded and parsed as the plugin scan does
+        seen = tree.message.partition("; ")[0]
+        return f"module {module} cannot be checked: {tree.location}: AUX504 {seen}"
     return _callable_problem(tree, module, attr)
 
 
@@ -234,7 +236,7 @@ def _module_file(root: Path, module: str) -> Path | None:
     for base in (root, root / "src"):
         for candidate in (base.joinpath(*parts).with_suffix(".py"),
                           base.joinpath(*parts, "__init__.py")):
-            if candidate.is_file():
+            if is_file(candidate):
                 return candidate
     return None
 

@@ -12,7 +12,6 @@ contract signatures).
 
 from __future__ import annotations
 
-import configparser
 import functools
 import importlib.util
 import json
@@ -30,7 +29,7 @@ from auxcheck._core.paths import is_dir, is_file
 from auxcheck._core.text import plural
 
 if TYPE_CHECKING:
-    from auxcheck._isolation.child import Bounded
+    from auxcheck._isolation.bounded import Bounded
 
 __all__ = [
     "MYPY_CONFIG_FILES",
@@ -103,7 +102,7 @@ def run_imports(options: CheckOptions) -> StageResult:
     """Returns the import scan's result: fail when any AUX501/AUX502 use remains, or a file
     cannot be read, decoded or parsed (AUX504; every file is parsed, not only those naming
     an old module)."""
-    from auxcheck.migrate.files import iter_python_files
+    from auxcheck._core.python_files import iter_python_files
     from auxcheck.migrate.scan import scan_paths
 
     files = sum(1 for _ in iter_python_files([str(options.path)]))
@@ -162,12 +161,12 @@ def _configures_mypy(path: Path) -> bool:
             return False
         return isinstance(tool, dict) and "mypy" in tool
     if path.name == "setup.cfg":
-        parser = configparser.RawConfigParser()
-        try:
-            parser.read(path, encoding="utf-8")
-        except (configparser.Error, UnicodeDecodeError):
+        from auxcheck._core.config import IniFileError, load_ini
+
+        try:  # strict, as mypy reads it: a section given twice is no configuration to mypy
+            return load_ini(path, strict=True).has_section("mypy")
+        except IniFileError:
             return False
-        return parser.has_section("mypy")
     return True  # mypy.ini and .mypy.ini are mypy's whatever they hold
 
 
@@ -212,7 +211,7 @@ def run_mypy(options: CheckOptions) -> StageResult:
         return StageResult("mypy", "skipped", summary="no package (folder with __init__.py, "
                                                       "or under src/)")
     run = _mypy_run(options.path, packages)
-    from auxcheck._isolation.child import run_bounded
+    from auxcheck._isolation.bounded import run_bounded
 
     command = [sys.executable, "-m", "mypy", *run.options, *run.targets]
     # Bounded: a project's mypy plugins are its own code, and may hang.
@@ -326,7 +325,7 @@ def _nothing_judged(outcomes: _Outcomes, summary: str) -> str:
 def _run_streamed(command: list[str], options: CheckOptions) -> Bounded:
     """Runs ``command`` in ``PATH`` within ``--timeout`` (its process group killed after it);
     its output goes to stderr as it comes when streaming."""
-    from auxcheck._isolation.child import run_bounded
+    from auxcheck._isolation.bounded import run_bounded
 
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
     src = source_root(options.path)
@@ -355,7 +354,7 @@ _VERDICTS = ("passed", "failed", "error")
 
 def _outcomes(results: Path) -> _Outcomes:
     """Returns what the results file says; ``written`` False when it is missing or garbled."""
-    from auxcheck.pytest_plugin import count_subjects
+    from auxcheck._suite.header import count_subjects
 
     counts = {"passed": 0, "failed": 0, "error": 0, "skipped": 0}
     try:

@@ -29,7 +29,8 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, TextIO
 
-from auxcheck._core.paths import is_file
+from auxcheck._core.paths import display_path, is_file
+from auxcheck._core.python_files import WalkNote
 from auxcheck._core.text import plural
 from auxcheck.cli._common import (
     CommandParser,
@@ -41,14 +42,13 @@ from auxcheck.cli._common import (
     run_command,
 )
 from auxcheck.errors import InvalidArgument, MovesTableError
-from auxcheck.migrate.files import WalkNote, display_path
 from auxcheck.migrate.moves import Move, MoveTable, load_moves
 from auxcheck.migrate.runner import (
     DEFAULT_MAX_FILE_SIZE,
     FileOutcome,
-    Interrupted,
     Mode,
     RunSummary,
+    StopRequested,
     migrate_stdin,
     progress_bar,
     run,
@@ -322,7 +322,7 @@ def _report(summary: RunSummary, mode: Mode, fmt: str, out: TextIO) -> int:
 def _sigterm_as_interrupt() -> Iterator[None]:
     """Handles SIGTERM as Ctrl-C while the body runs (in the main thread only)."""
     def stop(signum: int, frame: FrameType | None) -> None:
-        raise Interrupted(signum)
+        raise StopRequested(signum)
 
     try:
         previous = signal.signal(signal.SIGTERM, stop)
@@ -362,7 +362,7 @@ def _main(argv: list[str]) -> int:
         try:
             return _run(_parser().parse_args(argv))
         except KeyboardInterrupt as exc:  # before or after the run: nothing was written then
-            signum = exc.signum if isinstance(exc, Interrupted) else signal.SIGINT
+            signum = exc.signum if isinstance(exc, StopRequested) else signal.SIGINT
             print(f"auxcheck migrate: stopped by {signal.Signals(signum).name}; no file was "
                   "being written", file=sys.stderr)
             return 128 + signum

@@ -17,26 +17,22 @@ from collections.abc import Callable, Iterable, Sequence
 from types import FrameType
 from typing import TYPE_CHECKING, Literal, NamedTuple, TextIO
 
-from auxcheck.migrate.files import (
+from auxcheck._core.paths import NotARegularFile
+from auxcheck._core.python_files import WalkNote, iter_python_files, module_name_of
+from auxcheck._core.sources import (
     DEFAULT_MAX_FILE_SIZE,
     PARSE_ERRORS,
     FileTooLarge,
-    NotRegularFile,
-    Prefilter,
     SourceFile,
     UndecodableFile,
-    WalkNote,
-    WriteRefused,
-    atomic_write,
     broken_file_finding,
     compile_as_python,
     decode_source,
     deep_call,
-    drop_temporary_files,
-    iter_python_files,
-    module_name_of,
     read_source_state,
+    why_not_read,
 )
+from auxcheck.migrate.files import Prefilter, WriteRefused, atomic_write, drop_temporary_files
 from auxcheck.migrate.moves import MoveTable
 from auxcheck.migrate.signals import held_stops, release_inherited_stops
 
@@ -48,9 +44,9 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_MAX_FILE_SIZE",
     "FileOutcome",
-    "Interrupted",
     "Mode",
     "RunSummary",
+    "StopRequested",
     "migrate_file",
     "process_source",
     "run",
@@ -72,7 +68,7 @@ _GONE = 3
 """The exit status of a worker whose parent went away."""
 
 
-class Interrupted(KeyboardInterrupt):
+class StopRequested(KeyboardInterrupt):
     """The run was asked to stop by signal ``signum`` (SIGTERM is handled as Ctrl-C is)."""
 
     def __init__(self, signum: int) -> None:
@@ -252,8 +248,8 @@ def migrate_file(path: str, *, moves: MoveTable, mode: Mode, compat: bool = Fals
     """
     try:
         source, state = read_source_state(path, max_size=max_size)
-    except NotRegularFile as exc:
-        return FileOutcome(path, "skipped", reason=f"skipped: {exc.detail}")
+    except NotARegularFile as exc:
+        return FileOutcome(path, "skipped", reason=f"skipped: {why_not_read(exc)}")
     except UndecodableFile as exc:
         return FileOutcome(path, "failed", (broken_file_finding(path, exc),), exc.reason)
     except FileTooLarge as exc:
@@ -407,8 +403,9 @@ def _candidates(paths: Iterable[str], moves: MoveTable, summary: RunSummary,
         try:
             if holds_needle(path):
                 found.append(_Candidate(path, holds_needle.size))
-        except NotRegularFile as exc:
-            report(FileOutcome(path, "skipped", reason=f"skipped: {exc.detail}"), counted=False)
+        except NotARegularFile as exc:
+            report(FileOutcome(path, "skipped", reason=f"skipped: {why_not_read(exc)}"),
+                   counted=False)
         except OSError as exc:
             report(FileOutcome(path, "failed", (broken_file_finding(path, exc),),
                                reason=f"cannot read: {exc.strerror or exc}"), counted=False)
@@ -438,7 +435,7 @@ def run(roots: Sequence[str], *, moves: MoveTable, mode: Mode, compat: bool = Fa
     worker processes (default: the CPU count) when there are enough of them, no more
     large files at once than the available memory allows. ``on_outcome`` sees each
     outcome as soon as its file is done (read failures first). Ctrl-C (or an
-    :class:`Interrupted` that a SIGTERM handler raises) stops the run promptly: the
+    :class:`StopRequested` that a SIGTERM handler raises) stops the run promptly: the
     workers are stopped, and the summary says what was done (``interrupted``,
     ``in_progress``, ``unstarted``).
     """
@@ -460,7 +457,7 @@ def run(roots: Sequence[str], *, moves: MoveTable, mode: Mode, compat: bool = Fa
                 report(worker.one(candidate.path))
             summary.in_progress = []
     except KeyboardInterrupt as exc:
-        summary.interrupted = exc.signum if isinstance(exc, Interrupted) else signal.SIGINT
+        summary.interrupted = exc.signum if isinstance(exc, StopRequested) else signal.SIGINT
         known = {o.path for o in summary.outcomes} | set(summary.in_progress)
         summary.unstarted = sum(1 for c in candidates if c.path not in known)
     summary.outcomes.sort(key=lambda o: o.path)

@@ -7,19 +7,15 @@ import stat
 from pathlib import Path
 
 import pytest
+from helpers.migration import MOVES
 
+from auxcheck._core import sources
+from auxcheck._core.python_files import iter_python_files, module_name_of
+from auxcheck._core.sources import decode_source, read_source
 from auxcheck.migrate import files
-from auxcheck.migrate.files import (
-    atomic_write,
-    decode_source,
-    iter_python_files,
-    module_name_of,
-    read_source,
-)
-from auxcheck.migrate.moves import builtin_moves
+from auxcheck.migrate.files import atomic_write
 from auxcheck.migrate.runner import migrate_file, run
 
-MOVES = builtin_moves()
 OLD = b"sglang.srt.sampling.sampling_observer"
 NEW = b"sglang.srt.managers.auxiliary_output"
 
@@ -195,7 +191,7 @@ def test_decoding_reports_the_encoding_it_will_write_back() -> None:
 
 def test_reading_a_missing_file_raises_a_clear_error(tmp_path: Path) -> None:
     """An unreadable path raises UndecodableFile naming the path and the reason."""
-    with pytest.raises(files.UndecodableFile, match="missing.py: cannot read: No such file"):
+    with pytest.raises(sources.UndecodableFile, match="missing.py: cannot read: No such file"):
         read_source(str(tmp_path / "missing.py"))
 
 

@@ -25,24 +25,21 @@ from pathlib import Path
 from textwrap import dedent
 
 import pytest
+from helpers.migration import MOVES
+from helpers.paths import RUFF, TORCH_STANDIN
+from helpers.plugin_sources import MOVED_CLASSES, NEW, OLD
 
-from auxcheck.migrate.moves import Move, MoveTable, builtin_moves
+from auxcheck.migrate.moves import Move, MoveTable
 from auxcheck.migrate.scan import scan_source
 from auxcheck.migrate.transform import MigrationResult, migrate_source
 
-OLD = "sglang.srt.sampling.sampling_observer"
-NEW = "sglang.srt.managers.auxiliary_output"
 USER_MOVES = MoveTable((Move("mylib.legacy", "mylib.a", ("A",)),
                         Move("mylib.legacy", "mylib.b", ("B",))))
-BUILTIN = builtin_moves()
-USER = BUILTIN.merged(USER_MOVES.moves, source="test")
+USER = MOVES.merged(USER_MOVES.moves, source="test")
 RELATIVE_MODULE = "sglang.srt.foo.bar"
 """The module name relative rows are migrated as; they run from sglang/srt/foo/."""
 
-RUFF = Path(sys.executable).with_name("ruff")
 RUFF_SELECT = "I,F401,F811,F821"
-TESTS = Path(__file__).resolve().parents[1]
-TORCH_STANDIN = TESTS / "typed" / "_torch"
 MYPY_ERROR = re.compile(r"^(?P<path>[^:\s]+\.py):\d+: error: .*\[(?P<code>[a-z-]+)\]$")
 FORBIDDEN_MYPY_CODES = {"attr-defined", "no-redef"}
 
@@ -58,7 +55,7 @@ class Form:
     """The exact ``--compat`` output, given for plain import rows only."""
     exact: bool = False
     """Compare the plain output as text, not as an AST (the row is about layout)."""
-    moves: MoveTable = BUILTIN
+    moves: MoveTable = MOVES
     module: str | None = None
     runs_on_old: bool = True
     """The input itself runs in the old layout (false when it already imports the new module)."""
@@ -75,7 +72,7 @@ class Form:
 
 
 def _form(id: str, before: str, after: str, compat: str | None = None, *, exact: bool = False,
-          moves: MoveTable = BUILTIN, module: str | None = None, runs_on_old: bool = True,
+          moves: MoveTable = MOVES, module: str | None = None, runs_on_old: bool = True,
           typed: bool = True, ruff_clean: bool = True) -> Form:
     return Form(id, dedent(before), dedent(after), None if compat is None else dedent(compat),
                 exact=exact, moves=moves, module=module, runs_on_old=runs_on_old, typed=typed,
@@ -747,8 +744,6 @@ def test_compat_output_keeps_imports_sorted(
 
 # --- behaviour in fake SGLang layouts -------------------------------------------------------
 
-MOVED_CLASSES = "class CommittedTokens: pass\nclass DeviceAuxiliaryOutput: pass\n" \
-                "class HostAuxiliaryOutput: pass\n"
 COMMON_TREE = {
     "sglang/__init__.py": "",
     "sglang/srt/__init__.py": "",

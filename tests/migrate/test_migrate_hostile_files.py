@@ -19,6 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from helpers.plugin_sources import FIXABLE, MIGRATED, NEW, OLD, flat_sum
 from helpers.processes import (
     alive,
     children,
@@ -29,24 +30,17 @@ from helpers.processes import (
 )
 
 from auxcheck._core.config import project_ignore
+from auxcheck._core.paths import NotARegularFile
+from auxcheck._core.python_files import iter_python_files
 from auxcheck.cli.migrate import main
 from auxcheck.errors import InvalidArgument
 from auxcheck.migrate import files, runner
-from auxcheck.migrate.files import NotRegularFile, Prefilter, iter_python_files
+from auxcheck.migrate.files import Prefilter
 from auxcheck.migrate.moves import builtin_moves
 from auxcheck.migrate.scan import scan_paths
 
-OLD = "sglang.srt.sampling.sampling_observer"
-NEW = "sglang.srt.managers.auxiliary_output"
-FIXABLE = f"from {OLD} import CommittedTokens\n"
-MIGRATED = f"from {NEW} import CommittedTokens\n"
 LINUX = sys.platform.startswith("linux")
 ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
-
-
-def flat(terms: int) -> str:
-    """Returns a valid module: the old import, then one flat sum of ``terms`` ones."""
-    return FIXABLE + "x = " + "+".join(["1"] * terms) + "\n"
 
 
 def cli(*args: str, cwd: Path, timeout: float = 60) -> subprocess.CompletedProcess[str]:
@@ -62,20 +56,20 @@ def cli(*args: str, cwd: Path, timeout: float = 60) -> subprocess.CompletedProce
 def test_a_long_flat_expression_python_parses_is_migrated(
         tmp_path: Path, jobs: str, capsys: pytest.CaptureFixture[str]) -> None:
     """489 terms of `1+1+...` (CPython parses 2,989) are rewritten, each file announced."""
-    (tmp_path / "deep.py").write_text(flat(489))
+    (tmp_path / "deep.py").write_text(flat_sum(489))
     for i in range(15):  # enough candidates for -j 2 to use worker processes
         (tmp_path / f"m{i:02}.py").write_text(FIXABLE)
     assert main(["-j", jobs, str(tmp_path)]) == 0
     err = capsys.readouterr().err
     assert err.count("Rewriting ") == 16
     assert err.endswith("auxcheck migrate: 16 files rewritten (16 files scanned)\n")
-    assert (tmp_path / "deep.py").read_text() == flat(489).replace(OLD, NEW)
+    assert (tmp_path / "deep.py").read_text() == flat_sum(489).replace(OLD, NEW)
 
 
 def test_check_reports_the_use_in_a_long_flat_expression_not_a_parse_error(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """--check finds the AUX501 use in a 489-term file instead of calling it unparsable."""
-    (tmp_path / "m.py").write_text(flat(489))
+    (tmp_path / "m.py").write_text(flat_sum(489))
     assert main(["--check", str(tmp_path)]) == 1
     out = capsys.readouterr().out
     assert "AUX501" in out
@@ -83,8 +77,8 @@ def test_check_reports_the_use_in_a_long_flat_expression_not_a_parse_error(
 
 
 DEEP = {
-    "3000-terms": flat(3000),
-    "100000-terms": flat(100_000),
+    "3000-terms": flat_sum(3000),
+    "100000-terms": flat_sum(100_000),
     "1000-parentheses": FIXABLE + "x = " + "(" * 1000 + "1" + ")" * 1000 + "\n",
     "1000-brackets": FIXABLE + "x = " + "[" * 1000 + "1" + "]" * 1000 + "\n",
 }
@@ -114,7 +108,7 @@ def test_the_scans_report_the_use_in_a_long_flat_expression_not_a_parse_error(
     """The imports item and check's release scan walk a 489-term file Python parses."""
     from auxcheck._releases.plugin_scan import scan_project
 
-    (tmp_path / "m.py").write_text(flat(489))
+    (tmp_path / "m.py").write_text(flat_sum(489))
     assert [f.code for f in scan_paths([str(tmp_path)])] == ["AUX501"]
     scan = scan_project(tmp_path)
     assert ([i.module for i in scan.imports], scan.unreadable) == ([OLD], ())
@@ -393,7 +387,7 @@ def test_a_stop_in_the_middle_of_a_write_comes_once_the_file_is_in_place(
         return result
 
     def stop(signum: int, frame: object) -> None:
-        raise runner.Interrupted(signum)
+        raise runner.StopRequested(signum)
 
     monkeypatch.setattr(files, point, then_stopped)
     previous = signal.signal(signal.SIGTERM, stop)
@@ -473,7 +467,7 @@ def test_a_file_that_is_not_regular_is_refused_without_being_opened(
         return real_open(path, *args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(os, "open", recording_open)
-    with pytest.raises(NotRegularFile, match=re.escape(f"it is {kind}, not a regular file")):
+    with pytest.raises(NotARegularFile, match=re.escape(f"it is {kind}, not a regular file")):
         Prefilter([b"sglang"])(found)
     assert opened == []
 

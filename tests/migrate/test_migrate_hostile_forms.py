@@ -9,32 +9,14 @@ import os
 import re
 import subprocess
 import sys
-from pathlib import Path
 from textwrap import dedent
 
 import pytest
+from helpers.migration import MOVES, codes, migrate
+from helpers.paths import TORCH_STANDIN
+from helpers.plugin_sources import NEW, OLD
 
-from auxcheck.migrate.moves import builtin_moves
 from auxcheck.migrate.scan import scan_source
-from auxcheck.migrate.transform import migrate_source
-
-MOVES = builtin_moves()
-OLD = "sglang.srt.sampling.sampling_observer"
-NEW = "sglang.srt.managers.auxiliary_output"
-TORCH_STANDIN = Path(__file__).resolve().parents[1] / "typed" / "_torch"
-
-
-def migrate(text: str, *, compat: bool = False) -> str:
-    """Returns ``text`` migrated (it must not fail)."""
-    result = migrate_source(text, moves=MOVES, compat=compat)
-    assert result.status in ("changed", "unchanged"), result.reason
-    return result.text
-
-
-def codes(text: str) -> list[str]:
-    """Returns the rule codes the scan reports for ``text``, in order."""
-    return [finding.code for finding in scan_source(text, moves=MOVES)]
-
 
 # --- item 1: what the import sorters leave alone stays where it is -------------------------
 

@@ -16,14 +16,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers.plugin_sources import FIXABLE, MIGRATED, NEW, OLD, flat_sum
 
+from auxcheck._core import sources
 from auxcheck.cli.migrate import main
 from auxcheck.migrate import files
 
-OLD = "sglang.srt.sampling.sampling_observer"
-NEW = "sglang.srt.managers.auxiliary_output"
-FIXABLE = f"from {OLD} import CommittedTokens\n"
-MIGRATED = f"from {NEW} import CommittedTokens\n"
 LINUX = sys.platform.startswith("linux")
 
 
@@ -292,11 +290,6 @@ def test_a_file_whose_lines_end_in_cr_keeps_every_byte_but_the_import(
 # ---------------------------------------------------------------- what Python compiles
 
 
-def flat(terms: int) -> str:
-    """Returns a valid module: the old import, then one flat sum of ``terms`` ones."""
-    return FIXABLE + "x = " + "+".join(["1"] * terms) + "\n"
-
-
 def python_compiles(text: str, folder: Path) -> bool:
     """Returns True when `python FILE` compiles ``text`` (Python's own verdict)."""
     path = folder / "probe_input.txt"
@@ -313,8 +306,8 @@ def _at_depth(frames: int, text: str) -> bool:
     if frames:
         return _at_depth(frames - 1, text)
     try:
-        files.compile_as_python(text, "m.py")
-    except files.PARSE_ERRORS:
+        sources.compile_as_python(text, "m.py")
+    except sources.PARSE_ERRORS:
         return False
     return True
 
@@ -326,13 +319,13 @@ def test_python_s_verdict_on_a_deep_file_does_not_depend_on_who_asks(
     call 400 frames deep (a pool worker, pytest) or under a raised recursion limit; the
     verdict once changed with -j."""
     limit = sys.getrecursionlimit()
-    expected = python_compiles(flat(terms), tmp_path)
+    expected = python_compiles(flat_sum(terms), tmp_path)
     try:
         sys.setrecursionlimit(5000)
-        raised = _at_depth(0, flat(terms))
+        raised = _at_depth(0, flat_sum(terms))
     finally:
         sys.setrecursionlimit(limit)
-    assert [_at_depth(0, flat(terms)), _at_depth(400, flat(terms)), raised] == [expected] * 3
+    assert [_at_depth(0, flat_sum(terms)), _at_depth(400, flat_sum(terms)), raised] == [expected] * 3
 
 
 @pytest.mark.slow
@@ -350,7 +343,7 @@ def test_a_deep_file_is_migrated_by_a_worker_process_as_in_process(
 
 
 @pytest.mark.parametrize("text", [
-    flat(3100),
+    flat_sum(3100),
     FIXABLE + "".join(f"{'    ' * i}while x:\n" for i in range(25)) + "    " * 25 + "pass\n",
     FIXABLE + "def f():\n    pass\nreturn 1\n",
 ], ids=["too-deep", "too-many-nested-blocks", "return-outside-a-function"])
@@ -372,8 +365,8 @@ def test_the_scans_judge_a_file_at_pythons_nesting_limit_as_migrate_does(
     from auxcheck._releases.plugin_scan import scan_project
     from auxcheck.migrate.scan import scan_paths
 
-    assert python_compiles(flat(2989), tmp_path)
-    (tmp_path / "m.py").write_text(flat(2989))
+    assert python_compiles(flat_sum(2989), tmp_path)
+    (tmp_path / "m.py").write_text(flat_sum(2989))
     assert main(["--check", str(tmp_path)]) == 1
     assert "m.py:1:1: AUX501" in capsys.readouterr().out
     assert [f.code for f in scan_paths([str(tmp_path)])] == ["AUX501"]

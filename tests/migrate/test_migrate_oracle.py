@@ -20,17 +20,14 @@ from pathlib import Path
 
 import isort
 import pytest
+from helpers.migration import MOVES
+from helpers.paths import RUFF
+from helpers.plugin_sources import MOVED, NEW, OLD
 
-from auxcheck.migrate.moves import builtin_moves
 from auxcheck.migrate.scan import scan_source
 from auxcheck.migrate.style import find_style
 from auxcheck.migrate.transform import migrate_source
 
-OLD = "sglang.srt.sampling.sampling_observer"
-NEW = "sglang.srt.managers.auxiliary_output"
-MOVED = ("CommittedTokens", "DeviceAuxiliaryOutput", "HostAuxiliaryOutput")
-MOVES = builtin_moves()
-RUFF = Path(sys.executable).with_name("ruff")
 FILES = 40
 
 CONFIGS = {

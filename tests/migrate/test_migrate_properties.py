@@ -5,17 +5,14 @@ from __future__ import annotations
 import ast
 from textwrap import indent
 
+from helpers.migration import MOVES
+from helpers.plugin_sources import MOVED, NEW, OLD
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from auxcheck.migrate.moves import builtin_moves
 from auxcheck.migrate.scan import scan_source
 from auxcheck.migrate.transform import migrate_source
 
-MOVES = builtin_moves()
-OLD = "sglang.srt.sampling.sampling_observer"
-NEW = "sglang.srt.managers.auxiliary_output"
-MOVED = ("CommittedTokens", "DeviceAuxiliaryOutput", "HostAuxiliaryOutput")
 NAMES = (*MOVED, "SamplingObserver")
 
 

@@ -6,14 +6,12 @@ from pathlib import Path
 
 import pytest
 from helpers.broken_files import BROKEN, IMPORT, Broken, write_broken
+from helpers.plugin_sources import NEW, OLD
 
 from auxcheck.migrate import builtin_moves, scan_paths, scan_source
 from auxcheck.migrate.scan import rewrite_string, target_spans
 from auxcheck.report import Report
 from auxcheck.rules import RULES
-
-OLD = "sglang.srt.sampling.sampling_observer"
-NEW = "sglang.srt.managers.auxiliary_output"
 
 FOUND = {
     "from-import": (f"from {OLD} import CommittedTokens\n", [("AUX501", "1:1")]),

@@ -13,12 +13,12 @@ import ast
 import json
 import random
 import subprocess
-import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 import isort
 import pytest
+from helpers.paths import RUFF
 
 from auxcheck.errors import AuxcheckError
 from auxcheck.migrate import style as _style
@@ -40,7 +40,6 @@ from auxcheck.migrate.style import (
     statement_key,
 )
 
-RUFF = str(Path(sys.executable).with_name("ruff"))
 BLOCKS = 40  # generated blocks per configuration
 
 # ---------------------------------------------------------------- generated blocks
@@ -181,7 +180,7 @@ def ruff_run(root: Path, texts: list[str], *, fix: bool) -> tuple[list[str], set
     paths = [root / f"block_{index}.py" for index in range(len(texts))]
     for path, text in zip(paths, texts):
         path.write_text(text)
-    command = [RUFF, "check", "--select", "I", "--no-cache", "--output-format", "json",
+    command = [str(RUFF), "check", "--select", "I", "--no-cache", "--output-format", "json",
                *(["--fix"] if fix else []), "."]
     result = subprocess.run(command, cwd=root, capture_output=True, text=True, check=False)
     assert result.returncode in (0, 1), result.stderr

@@ -4,20 +4,16 @@ from __future__ import annotations
 
 import ast
 import subprocess
-import sys
 from pathlib import Path
 from textwrap import dedent
 
 import pytest
+from helpers.migration import MOVES
+from helpers.paths import RUFF
+from helpers.plugin_sources import NEW, OLD
 
-from auxcheck.migrate.moves import builtin_moves
 from auxcheck.migrate.scan import scan_source
 from auxcheck.migrate.transform import MigrateImportsCommand, migrate_source
-
-MOVES = builtin_moves()
-OLD = "sglang.srt.sampling.sampling_observer"
-NEW = "sglang.srt.managers.auxiliary_output"
-RUFF = Path(sys.executable).with_name("ruff")
 
 
 def migrate(text: str, **options: object) -> str:
@@ -677,7 +673,7 @@ def test_relative_imports_inside_the_owning_package_stay_relative(
     tmp_path: Path, where: str, before: str, after: str
 ) -> None:
     """A relative import of the old module becomes the relative import of the new one."""
-    from auxcheck.migrate.files import module_name_of
+    from auxcheck._core.python_files import module_name_of
 
     path = _fake_sglang(tmp_path) / where
     module = module_name_of(str(path), anchors={"sglang"})

@@ -14,7 +14,7 @@ import pytest
 from helpers.releases import REAL_CACHE, write_release
 
 from auxcheck._releases.index import ReleaseIndex
-from auxcheck._releases.plugin_scan import scan_project
+from auxcheck._releases.plugin_scan import PluginScan, scan_project
 from auxcheck._releases.release_check import ReleaseResult, check_release, render_matrix
 from auxcheck.cli.check import main
 from auxcheck.migrate.moves import builtin_moves
@@ -231,6 +231,50 @@ def test_poetry_plugin_tables_are_read_too(tmp_path: Path) -> None:
     table = '[tool.poetry.plugins."sglang.srt.plugins"]\np = "plug.hooks:needs"\n'
     result = judge(tmp_path, "def needs(x): ...\n", pyproject=table)
     assert codes(result) == {"entry-points": ["AUX702"]}
+
+
+def judge_bytes(tmp_path: Path, data: bytes) -> tuple[PluginScan, ReleaseResult]:
+    """Returns the plugin's scan and its result on the small release, ``plug/hooks.py``
+    holding ``data`` exactly and ``p = "plug.hooks:register"`` its entry point."""
+    release = Release.from_source(build_release(tmp_path / "release"))
+    plugin = build_plugin(tmp_path / "plugin", "", pyproject=ENTRY + 'p = "plug.hooks:register"\n')
+    (plugin / "plug" / "hooks.py").write_bytes(data)
+    scan = scan_project(plugin)
+    return scan, check_release(scan, ReleaseIndex(release), moves=builtin_moves())
+
+
+@pytest.mark.parametrize("data", [
+    pytest.param(b"\xef\xbb\xbfdef register(): ...\n", id="utf-8-bom"),
+    pytest.param(b"# -*- coding: latin-1 -*-\nNAME = '\xe9'\ndef register(): ...\n",
+                 id="latin-1-coding-cookie"),
+    pytest.param(b"def register():\r\n    ...\r\n", id="crlf-line-ends"),
+])
+def test_an_entry_point_module_is_read_as_python_reads_it(tmp_path: Path, data: bytes) -> None:
+    """The entry point's module is decoded by its BOM or coding cookie, as Python and the
+    plugin scan decode it (it was once read as UTF-8 and failed AUX702 on such a file)."""
+    scan, result = judge_bytes(tmp_path, data)
+    assert (scan.broken, codes(result)) == ((), {})
+
+
+@pytest.mark.parametrize("data", [
+    pytest.param(b"def register(:\n", id="syntax-error"),
+    pytest.param(b"NAME = '\xff'\ndef register(): ...\n", id="not-utf-8"),
+    pytest.param(b"NAME = 1\0\ndef register(): ...\n", id="null-byte"),
+    pytest.param(b"# -*- coding: no-such-codec -*-\ndef register(): ...\n",
+                 id="unknown-coding-cookie"),
+])
+def test_an_entry_point_module_that_cannot_be_read_fails_with_its_aux504_verdict(
+        tmp_path: Path, data: bytes) -> None:
+    """An entry point's module that cannot be decoded or parsed is AUX702, naming the
+    AUX504 verdict the plugin scan gives the same file, at the same place."""
+    scan, result = judge_bytes(tmp_path, data)
+    [broken] = scan.broken
+    stage = next(s for s in result.stages if s.stage == "entry-points")
+    [finding] = stage.findings
+    seen = broken.message.partition("; ")[0]
+    assert (broken.code, finding.code) == ("AUX504", "AUX702")
+    assert finding.message.startswith(
+        f"module plug.hooks cannot be checked: {broken.location}: AUX504 {seen}; "), finding
 
 
 @pytest.mark.parametrize(("source", "expected"), [

@@ -1,6 +1,7 @@
-"""Hostile but valid forms, second round: the user's own new-then-old fallbacks, where the
-``TYPE_CHECKING`` import goes, which strings are type expressions, what else may bind a
-module alias, comments inside parentheses, and uses the scan must report rather than miss.
+"""A table-driven specification of the rewrite over rarer valid forms: the user's own
+new-then-old fallbacks, where the ``TYPE_CHECKING`` import goes, which strings are type
+expressions, what else may bind a module alias, comments inside parentheses, and uses the scan
+must report rather than miss (the common forms are in ``test_migrate_forms.py``).
 
 Every output is migrated through :func:`migrate_source`, run on fake SGLang layouts (old,
 new, absent) in one subprocess per layout, and checked by ruff and by mypy in one run each.
@@ -19,18 +20,13 @@ from textwrap import dedent
 from typing import NamedTuple
 
 import pytest
+from helpers.migration import MOVES, codes, migrate
+from helpers.paths import RUFF, TORCH_STANDIN
+from helpers.plugin_sources import MOVED_CLASSES, NEW, OLD
 from libcst.codemod import TransformSuccess
-from test_migrate_hostile_forms import codes, migrate
 
-from auxcheck.migrate.moves import builtin_moves
 from auxcheck.migrate.transform import _finish, migrate_source
 
-MOVES = builtin_moves()
-OLD = "sglang.srt.sampling.sampling_observer"
-NEW = "sglang.srt.managers.auxiliary_output"
-HERE = Path(__file__).resolve().parents[1]
-TORCH_STANDIN = HERE / "typed" / "_torch"
-RUFF = Path(sys.executable).parent / "ruff"
 VARIANTS = ("plain", "compat")
 
 
@@ -1324,8 +1320,6 @@ def test_a_file_python_rejects_fails_as_its_own_fault() -> None:
 
 # --- the outputs run where they should ------------------------------------------------------
 
-MOVED_CLASSES = ("class CommittedTokens: pass\nclass DeviceAuxiliaryOutput: pass\n"
-                 "class HostAuxiliaryOutput: pass\n")
 FALLBACK = {"my_fallback.py": MOVED_CLASSES + "class SamplingObserver: pass\n"}
 PACKAGES = {f"{path}/__init__.py": "" for path in (
     "sglang", "sglang/srt", "sglang/srt/sampling", "sglang/srt/managers")}

@@ -1,0 +1,441 @@
+"""The ast visitor that collects, in one walk of a module, what the passes turn into uses."""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterable
+
+from auxcheck._core.pyast import catches_import_error as _catches_import_error
+from auxcheck._core.pyast import dotted_name as _dotted_name
+from auxcheck.migrate.moves import MoveTable
+from auxcheck.migrate.scan.analysis import (
+    Analysis,
+    Use,
+    is_new_then_old_fallback,
+    moved_names,
+    resolve_relative,
+)
+from auxcheck.migrate.scan.strings import StringRole, argument_role, assigned_role, subscript_roles
+
+__all__ = ["Scanner"]
+
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
+"""One line of source with its end, split where :mod:`ast` splits lines."""
+
+
+class _Frame:
+    """The names one function-like scope binds, and those it declares global or nonlocal."""
+
+    __slots__ = ("bound", "declared")
+
+    def __init__(self) -> None:
+        self.bound: set[str] = set()
+        self.declared: set[str] = set()
+
+    def binds(self, name: str) -> bool:
+        """Returns True when ``name`` is local to this scope."""
+        return name in self.bound and name not in self.declared
+
+
+class Scanner(ast.NodeVisitor):
+    """Collects an Analysis over one module's ast."""
+
+    def __init__(self, moves: MoveTable, package: str | None, source: str | None = None) -> None:
+        self.moves = moves
+        self.package = package
+        self.source = source
+        """The text parsed, when known: a target spelled with escapes cannot be rewritten."""
+        self._lines: list[bytes] | None = None
+        self.result = Analysis()
+        self.depth = 0
+        self.frames: tuple[_Frame, ...] = ()
+        """The function (or lambda, comprehension) scopes enclosing the node visited."""
+        self.local_bound: set[str] = set()
+        """Names some function scope binds other than by importing an old module."""
+        self.shadowing: set[str] = set()
+        """Names bound, other than by importing a module, in a function or at module or
+        class level outside an ImportError handler: a module alias or the top package of
+        a dotted old module bound so may stand for something else where it is used."""
+        self.handlers = 0
+        """How many ImportError handlers enclose the node visited."""
+        self.guarded = 0
+        """How many bodies of a ``try`` catching ImportError enclose the node visited."""
+        self.packages: dict[str, str] = {}
+        """Names bound to a package above an old module (``from sglang.srt import sampling``)."""
+        self.shadowed_dotted: set[str] = set()
+        """Old modules imported by dotted name whose top package is bound to something else."""
+        self.alias_imports: dict[str, ast.stmt] = {}
+        self.exported: set[str] = set()
+        """Names listed in ``__all__`` (a star import may be what defines them)."""
+        self.roles: list[StringRole] = ["runtime"]
+        self.marks: dict[int, StringRole] = {}
+        """ids of nodes not yet visited that change the role of the strings under them."""
+        self.strings: list[tuple[ast.Constant, StringRole]] = []
+        self.fstrings: list[tuple[ast.JoinedStr, ast.JoinedStr]] = []
+        """Each f-string (format specs included) with the outermost f-string holding it."""
+        self.outer: ast.JoinedStr | None = None
+        self.joins: list[ast.BinOp] = []
+        self.formats: list[ast.Call] = []
+        """``"...".format(...)`` calls: a target may be built from an old module's name."""
+        self.lookups: list[ast.Call] = []
+        """Calls passing a string second (``getattr(m, "X")``, ``mock.patch.object(m, "X")``)."""
+        self.module_constants: dict[str, str] = {}
+        """Module-level names assigned an old module's dotted name (``OLD = "old"``)."""
+        self.attributes: list[ast.Attribute] = []
+        self.names: list[ast.Name] = []
+        self.loads: list[tuple[str, tuple[_Frame, ...]]] = []
+        """Each name read, with the function scopes around it (to tell locals from globals)."""
+
+    def visit(self, node: ast.AST) -> None:
+        """Visits ``node`` in the string role marked for it, if any (no extra stack frame:
+        a deep tree is walked as deep as before)."""
+        role = self.marks.pop(id(node), None) if self.marks else None
+        if role is not None:
+            self.roles.append(role)
+        getattr(self, "visit_" + node.__class__.__name__, self.generic_visit)(node)
+        if role is not None:
+            self.roles.pop()
+
+    def _mark(self, node: ast.AST | None, role: StringRole | None) -> None:
+        if node is not None and role is not None and role != self.roles[-1]:
+            self.marks[id(node)] = role
+
+    def segment(self, node: ast.expr) -> str | None:
+        """Returns the source text of ``node`` (as :func:`ast.get_source_segment` does), the
+        lines split once per file rather than once per call."""
+        if self.source is None or node.end_lineno is None or node.end_col_offset is None:
+            return None
+        if self._lines is None:  # ast's own line ends: \r\n, \r, \n (not \f or \v)
+            self._lines = [line.encode() for line in _LINE.findall(self.source)]
+        first, last = node.lineno - 1, node.end_lineno - 1
+        if last >= len(self._lines):
+            return None
+        if first == last:
+            return self._lines[first][node.col_offset:node.end_col_offset].decode()
+        parts = [self._lines[first][node.col_offset:], *self._lines[first + 1:last],
+                 self._lines[last][:node.end_col_offset]]
+        return b"".join(parts).decode()
+
+    def flag(self, code: str, node: ast.AST, seen: str, expected: str) -> None:
+        line, col = getattr(node, "lineno", 1), getattr(node, "col_offset", 0) + 1
+        self.result.uses.append(Use(code, line, col, seen, expected))
+        if self.depth or not isinstance(node, ast.stmt):
+            self.result.deep = True
+
+    def _resolve(self, node: ast.ImportFrom) -> str | None:
+        return resolve_relative(node.level, node.module, self.package)
+
+    def _bind(self, name: str, *, shadows: bool = True) -> None:
+        """Records a binding of ``name``; ``shadows``: False for a binding that cannot stand
+        for something else where a module is used (``import name[.sub]`` binds the package
+        itself, ``name = None`` a placeholder)."""
+        self.result.all_names.add(name)
+        self.result.other_bound.add(name)
+        if self.frames:
+            self.frames[-1].bound.add(name)
+            self.local_bound.add(name)
+        if (self.frames or not self.handlers) and shadows:
+            self.shadowing.add(name)
+
+    def _package(self, bound: str, full: str) -> None:
+        if any(old.startswith(full + ".") for old in self.moves.old_modules):
+            self.packages[bound] = full
+
+    # -- imports ----------------------------------------------------------------------
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        module = self._resolve(node)
+        for alias in node.names:
+            if module is None:
+                self._bind(alias.asname or alias.name)
+            else:
+                self._bind_from(node, module, alias)
+
+    def _bind_from(self, node: ast.ImportFrom, module: str, alias: ast.alias) -> None:
+        bound = alias.asname or alias.name
+        full = f"{module}.{alias.name}"
+        binds_new = full in self.moves.new_modules and bound == alias.name
+        if full in self.moves.old_modules:
+            self.result.all_names.add(bound)
+            self.alias_imports.setdefault(bound, node)
+        elif binds_new:
+            self.result.all_names.add(bound)
+            self.result.new_bound.add((full, ""))
+        elif alias.name != "*":
+            self._bind(bound)
+            self._package(bound, full)
+        if module in self.moves.new_modules:
+            self.result.new_bound.add((module, alias.name))
+        if full in self.moves.old_modules:
+            self._alias(bound, full, explicit=alias.asname is not None)
+        if (module in ("typing", "typing_extensions") and alias.name == "TYPE_CHECKING"
+                and not self.depth and node.level == 0):
+            self.result.type_checking = bound
+        if module not in self.moves.old_modules:
+            return
+        if alias.name == "*":
+            self.result.star_modules.add(module)
+            self.flag("AUX502", node, f"star import from {module}",
+                      "import the moved names explicitly from their new module and drop "
+                      "the star import")
+            return
+        new = moved_names(self.moves).get(module, {}).get(alias.name)
+        if new is not None:
+            self.flag("AUX501", node, f"{alias.name} imported from {module}",
+                      f"import it from {new}, where it moved")
+
+    def _alias(self, bound: str, old: str, *, explicit: bool) -> None:
+        self.result.aliases[bound] = old
+        if explicit:
+            self.result.explicit_aliases.add(bound)
+        if self.guarded:
+            self.result.guarded_aliases.add(bound)
+
+    def visit_Import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            bound = (alias.asname or alias.name).partition(".")[0]
+            if alias.name in self.moves.old_modules and alias.asname:
+                self.result.all_names.add(bound)
+                self.alias_imports.setdefault(bound, node)
+            else:
+                self._bind(bound, shadows=alias.asname is not None)
+                self._package(bound, alias.name if alias.asname else bound)
+            if alias.name == "typing" and not self.depth and self.result.type_checking is None:
+                self.result.type_checking = f"{alias.asname or 'typing'}.TYPE_CHECKING"
+            if alias.asname is None and not self.frames:
+                self.result.module_imports.add(alias.name)
+            if alias.name in self.moves.old_modules:
+                if alias.asname:
+                    self._alias(alias.asname, alias.name, explicit=True)
+                else:
+                    self.result.dotted.add(alias.name)
+                    self.alias_imports.setdefault(alias.name, node)
+
+    # -- blocks and scopes ------------------------------------------------------------
+
+    def visit_Try(self, node: ast.Try) -> None:
+        catches = any(_catches_import_error(h) for h in node.handlers)
+        fallback = is_new_then_old_fallback(catches, self._imported(node.body), self.moves)
+        self.depth += 1
+        self.guarded += catches
+        for stmt in node.body:
+            self.visit(stmt)
+        self.guarded -= catches
+        for handler in node.handlers:
+            if fallback:  # the user's own fallback: only what it binds counts
+                self._bind_quietly(handler)
+            else:
+                self.visit(handler)
+        for stmt in [*node.orelse, *node.finalbody]:
+            self.visit(stmt)
+        self.depth -= 1
+
+    visit_TryStar = visit_Try
+
+    def _imported(self, body: list[ast.stmt]) -> Iterable[str]:
+        for stmt in body:
+            if isinstance(stmt, ast.Import):
+                yield from (alias.name for alias in stmt.names)
+            elif isinstance(stmt, ast.ImportFrom) and (module := self._resolve(stmt)):
+                yield module
+                yield from (f"{module}.{alias.name}" for alias in stmt.names)
+
+    def _bind_quietly(self, handler: ast.ExceptHandler) -> None:
+        """Records the names a handler binds, reporting nothing of what it does."""
+        self.handlers += 1
+        for node in ast.walk(handler):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    self._bind((alias.asname or alias.name).partition(".")[0],
+                               shadows=alias.asname is not None)
+            elif isinstance(node, ast.ImportFrom):
+                for alias in node.names:
+                    if alias.name != "*":
+                        self._bind(alias.asname or alias.name)
+            elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+                self._bind(node.id)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
+                                   ast.ExceptHandler)) and node.name:
+                self._bind(node.name)
+        self.handlers -= 1
+
+    def visit_ExceptHandler(self, node: ast.ExceptHandler) -> None:
+        if node.name:
+            self._bind(node.name)
+        catches = _catches_import_error(node)
+        self.handlers += catches
+        self.generic_visit(node)
+        self.handlers -= catches
+
+    def _nested(self, node: ast.AST) -> None:
+        self.depth += 1
+        self.generic_visit(node)
+        self.depth -= 1
+
+    def _enter(self) -> None:
+        self.frames = (*self.frames, _Frame())
+
+    def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> None:
+        args = node.args
+        self.depth += 1
+        # Decorators and defaults run in the enclosing scope, before the function exists.
+        for outer in [*getattr(node, "decorator_list", ()), *args.defaults,
+                      *(d for d in args.kw_defaults if d is not None)]:
+            self.visit(outer)
+        if not isinstance(node, ast.Lambda):
+            self._bind(node.name)
+            self._mark(node.returns, "type")
+        self._enter()
+        for arg in [*args.posonlyargs, *args.args, *([args.vararg] if args.vararg else []),
+                    *args.kwonlyargs, *([args.kwarg] if args.kwarg else [])]:
+            self.visit(arg)
+        for child in [*getattr(node, "type_params", ()),
+                      *([node.returns] if not isinstance(node, ast.Lambda) and node.returns
+                        else []),
+                      *(node.body if isinstance(node.body, list) else [node.body])]:
+            self.visit(child)
+        self.frames = self.frames[:-1]
+        self.depth -= 1
+
+    visit_FunctionDef = visit_AsyncFunctionDef = visit_Lambda = _function
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        self._bind(node.name)
+        self._nested(node)
+
+    def _comprehension(self, node: ast.AST) -> None:
+        self._enter()
+        self._nested(node)
+        self.frames = self.frames[:-1]
+
+    visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _comprehension
+
+    def visit_Global(self, node: ast.Global | ast.Nonlocal) -> None:
+        if self.frames:
+            self.frames[-1].declared.update(node.names)
+
+    visit_Nonlocal = visit_Global
+
+    def visit_arg(self, node: ast.arg) -> None:
+        self._bind(node.arg)
+        self._mark(node.annotation, "type")
+        self.generic_visit(node)
+
+    def visit_MatchAs(self, node: ast.MatchAs) -> None:
+        if node.name:
+            self._bind(node.name)
+        self.generic_visit(node)
+
+    def visit_MatchStar(self, node: ast.MatchStar) -> None:
+        if node.name:
+            self._bind(node.name)
+
+    def visit_MatchMapping(self, node: ast.MatchMapping) -> None:
+        if node.rest:
+            self._bind(node.rest)
+        self.generic_visit(node)
+
+    visit_If = visit_For = visit_AsyncFor = visit_While = visit_With = _nested
+    visit_AsyncWith = visit_Match = _nested
+
+    # -- expressions ------------------------------------------------------------------
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        self.attributes.append(node)
+        self.generic_visit(node)
+
+    def visit_Name(self, node: ast.Name) -> None:
+        self.names.append(node)
+        if isinstance(node.ctx, ast.Load):
+            self.loads.append((node.id, self.frames))
+        else:
+            self._bind(node.id)
+
+    def visit_Subscript(self, node: ast.Subscript) -> None:
+        elements = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        roles = subscript_roles(_last_name(node.value), len(elements), self.roles[-1])
+        for element, role in zip(elements, roles):
+            self._mark(element, role)
+        self.generic_visit(node)
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        names = [t for t in node.targets if isinstance(t, ast.Name)]
+        if isinstance(node.value, ast.Constant) and node.value.value is None and len(
+                names) == len(node.targets):
+            for name in names:  # `so = None`: a placeholder, not another module
+                self.names.append(name)
+                self._bind(name.id, shadows=False)
+            return
+        self._exports(node.targets, node.value)
+        target = node.targets[0] if len(node.targets) == 1 else None
+        if (not self.depth and isinstance(target, ast.Name) and isinstance(node.value, ast.Constant)
+                and node.value.value in self.moves.old_modules):
+            self.module_constants[target.id] = str(node.value.value)
+        self.generic_visit(node)
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        self._exports([node.target], node.value)
+        self.generic_visit(node)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        self._mark(node.annotation, "type")
+        self._mark(node.value, assigned_role(_last_name(node.annotation)))
+        if node.value is not None:
+            self._exports([node.target], node.value)
+        self.generic_visit(node)
+
+    def _exports(self, targets: list[ast.expr], value: ast.expr) -> None:
+        if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets) and isinstance(
+                value, (ast.List, ast.Tuple)):
+            self.exported.update(e.value for e in value.elts
+                                 if isinstance(e, ast.Constant) and isinstance(e.value, str))
+
+    def visit_Constant(self, node: ast.Constant) -> None:
+        if isinstance(node.value, str):
+            self.strings.append((node, self.roles[-1]))
+
+    def visit_JoinedStr(self, node: ast.JoinedStr) -> None:
+        # Its literal parts are read together (a field next to a name changes the name),
+        # never as strings of their own.
+        outer = self.outer or node
+        self.fstrings.append((node, outer))
+        self.outer = outer
+        for value in node.values:
+            if isinstance(value, ast.FormattedValue):
+                self.visit(value)
+        self.outer = None if outer is node else outer
+
+    def visit_BinOp(self, node: ast.BinOp) -> None:
+        self.joins.append(node)
+        self.generic_visit(node)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        target = _dotted_name(node.func)
+        function = _last_name(node.func)
+        for i, arg in enumerate(node.args):
+            self._mark(arg, argument_role(function, i))
+        for keyword in node.keywords:
+            self._mark(keyword.value, argument_role(function, keyword.arg or ""))
+        if len(node.args) >= 2 and isinstance(node.args[1], ast.Constant) and isinstance(
+                node.args[1].value, str):
+            self.lookups.append(node)
+        if function == "format" and isinstance(node.func, ast.Attribute) and isinstance(
+                node.func.value, ast.Constant) and isinstance(node.func.value.value, str):
+            self.formats.append(node)
+        if target in ("importlib.import_module", "import_module", "__import__"):
+            named = [k.value for k in node.keywords if k.arg == "name"]
+            first = node.args[0] if node.args else next(iter(named), None)
+            module = first.value if isinstance(first, ast.Constant) else (
+                self.module_constants.get(first.id) if isinstance(first, ast.Name) else None)
+            if module in self.moves.old_modules:
+                self.flag("AUX502", node, f"dynamic import of {module}",
+                          "import the moved names from their new module by hand")
+        self.generic_visit(node)
+
+
+def _last_name(node: ast.expr | None) -> str | None:
+    """Returns the last part of a name or attribute chain (``typing.cast`` -> ``cast``)."""
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return node.id if isinstance(node, ast.Name) else None

@@ -1,0 +1,188 @@
+"""The module's top: the ``TYPE_CHECKING`` import, type-only imports, the --compat constants."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import libcst as cst
+
+from auxcheck.migrate import style as _style
+from auxcheck.migrate.transform.layout import (
+    after_imports,
+    parse_line,
+    split_leading,
+    with_blank_line,
+)
+from auxcheck.migrate.transform.nodes import (
+    EMPTY,
+    Addition,
+    Kind,
+    catches_import_error,
+    frozen_statements,
+    is_type_checking,
+    module_text,
+    single_import,
+)
+from auxcheck.migrate.transform.statements import StatementRewriter
+
+__all__ = ["ModuleTop"]
+
+
+class ModuleTop(StatementRewriter):
+    """Adds what the rewrite needs at the module's top, after every statement list is done."""
+
+    def finish_module(self, body: list[cst.BaseStatement]) -> list[cst.BaseStatement]:
+        """Returns the module body with what the rewrite needs at its top: the imports of
+        the modules rewritten type-expression strings name, the constants naming the
+        modules found at import time (--compat), and the ``TYPE_CHECKING`` import, which
+        comes before its first use."""
+        self.local_guard = None
+        body = self._add_type_imports(body)
+        if self.constants:
+            at = min([_import_region_end(body), *(_first_use(body, name)
+                                                  for name in self.constants.values())])
+            chosen = [self._constant_statement(old, new, name)
+                      for (old, new), name in self.constants.items()]
+            body = _inserted(body, at, chosen)
+        if self.guard is not None:
+            kind, module, name = self.guard
+            body = self._add_import(body, kind, module, name,
+                                    limit=_first_use(body, "TYPE_CHECKING"))
+        return body
+
+    def _add_type_imports(self, body: list[cst.BaseStatement]) -> list[cst.BaseStatement]:
+        """Returns ``body`` importing each new module a type-expression string now names
+        that no import binds: ``import new`` where the style puts it, or in --compat
+        under ``if TYPE_CHECKING:`` (only type checkers read those strings)."""
+        modules = sorted(self.analysis.type_imports)
+        if not modules:
+            return body
+        if not self.compat:
+            for module in modules:
+                body = self._add_import(body, "import", module, None)
+            return body
+        lines = "".join(f"    {_style.render_import(self.style, m, None)}\n" for m in modules)
+        block = cst.parse_statement(f"if {self.type_checking_name()}:\n{lines}")
+        return _inserted(body, _import_region_end(body), [block])
+
+    @staticmethod
+    def _constant_statement(old: str, new: str, name: str) -> cst.BaseStatement:
+        return cst.parse_statement(
+            f'try:\n    __import__("{new}")\n    {name} = "{new}"\n'
+            f'except ImportError:\n    {name} = "{old}"\n')
+
+    def _add_import(self, body: list[cst.BaseStatement], kind: Kind, module: str,
+                    name: str | None, *, limit: int | None = None) -> list[cst.BaseStatement]:
+        """Returns ``body`` with ``from module import name`` (or ``import module [as
+        name]``) where the style puts it among the leading imports before ``limit``."""
+        self.frozen = frozen_statements(body, whole=self.keep_order)
+        end = _import_region_end(body) if limit is None else min(_import_region_end(body),
+                                                                  limit)
+        if kind == "from" and name is not None:
+            merged = self._merged_into(body, end, module, name)
+            if merged is not None:
+                return merged
+            text = _style.render_from(self.style, 0, module, [(name, None)])[0]
+        else:
+            text = _style.render_import(self.style, module, name)
+        new = parse_line(text)
+        key = self.statement_key(new)
+        assert key is not None
+        ordered = [(i, k) for i in range(end) if i not in self.frozen
+                   and (k := self.statement_key(body[i])) is not None]
+        before = [(i, k) for i, k in ordered if k < key]
+        after = next(((i, k) for i, k in ordered if k > key), None)
+        if before and before[-1][1][0] == key[0]:  # the end of its own section's block
+            return [*body[:before[-1][0] + 1], new, *body[before[-1][0] + 1:]]
+        if after is None:  # a new section after every import (or the first import)
+            at = before[-1][0] + 1 if before else _after_future(body, end)
+            new = new.with_changes(leading_lines=[cst.EmptyLine(indent=False)] if at else [])
+            if at < len(body) and not before:  # code now follows an import block
+                body[at] = after_imports(body[at])
+            return [*body[:at], new, *body[at:]]
+        at, other = after
+        blank, own = split_leading(body[at])
+        new = new.with_changes(leading_lines=blank if at else [])
+        rest = own if other[0] == key[0] else [cst.EmptyLine(indent=False), *own]
+        body[at] = body[at].with_changes(leading_lines=rest)
+        return [*body[:at], new, *body[at:]]
+
+    def _merged_into(self, body: list[cst.BaseStatement], end: int, module: str,
+                     name: str) -> list[cst.BaseStatement] | None:
+        """Returns ``body`` with ``name`` joined to a ``from module import`` among its
+        first ``end`` statements, as the style writes them; None when there is none."""
+        slots: list[list[cst.BaseStatement]] = [[stmt] for stmt in body]
+        if end and self._regroup(slots, end - 1, 0, module, [(name, None)], ""):
+            return [stmt for slot in slots for stmt in slot]
+        for i in range(end):
+            node = single_import(body[i])
+            if (i not in self.frozen and isinstance(node, cst.ImportFrom) and not node.relative
+                    and module_text(node) == module and self._merge_target(
+                        node, Addition("from", 0, module, [(name, None)], i))):
+                body[i] = self._merged(body[i], node, [(name, None)], "")
+                return body
+        return None
+
+
+def _inserted(body: list[cst.BaseStatement], at: int,
+              chosen: list[cst.BaseStatement]) -> list[cst.BaseStatement]:
+    """Returns ``body`` with ``chosen`` inserted at ``at`` as a block of its own."""
+    if at < len(body):
+        body[at] = with_blank_line(body[at])
+    chosen[0] = chosen[0].with_changes(leading_lines=[cst.EmptyLine(indent=False)]
+                                       if at else [])
+    return [*body[:at], *chosen, *body[at:]]
+
+
+def _first_use(body: Sequence[cst.BaseStatement], name: str) -> int:
+    """Returns the index of the first statement whose text holds ``name``, after the
+    docstring and the ``__future__`` imports (which nothing may precede)."""
+    floor = _after_future(body, len(body))
+    return next((i for i in range(floor, len(body))
+                 if name in EMPTY.code_for_node(body[i])), len(body))
+
+
+def _after_future(body: Sequence[cst.BaseStatement], end: int) -> int:
+    """Returns the index after the docstring and every ``from __future__`` import."""
+    at = _docstring_end(body)
+    for i in range(at, end):
+        node = single_import(body[i])
+        if isinstance(node, cst.ImportFrom) and module_text(node) == "__future__":
+            at = i + 1
+    return at
+
+
+def _is_import_like(stmt: cst.BaseStatement) -> bool:
+    if single_import(stmt) is not None:
+        return True
+    if isinstance(stmt, cst.SimpleStatementLine):
+        return all(isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body)
+    if isinstance(stmt, cst.Try):  # an else or finally may run code using what follows
+        return all(_is_import_like(s) for s in stmt.body.body if isinstance(
+            s, cst.BaseStatement)) and any(catches_import_error(h) for h in stmt.handlers) and (
+                stmt.orelse is None and stmt.finalbody is None)
+    if isinstance(stmt, cst.If):
+        return is_type_checking(stmt.test)
+    return False
+
+
+def _docstring_end(body: Sequence[cst.BaseStatement]) -> int:
+    first = body[0] if body else None
+    if (isinstance(first, cst.SimpleStatementLine) and len(first.body) == 1
+            and isinstance(first.body[0], cst.Expr)
+            and isinstance(first.body[0].value, (cst.SimpleString, cst.ConcatenatedString))):
+        return 1
+    return 0
+
+
+def _import_region_end(body: Sequence[cst.BaseStatement]) -> int:
+    """Returns the index after the module's leading imports (docstring, imports, compat
+    ``try`` blocks and ``if TYPE_CHECKING:``): what goes there runs before any other code
+    and leaves every import at the top (no E402)."""
+    at = _docstring_end(body)
+    end = at
+    for i in range(at, len(body)):
+        if not _is_import_like(body[i]):
+            break
+        end = i + 1
+    return end
