@@ -112,7 +112,7 @@ class Release:
                                "`pip download --no-deps sglang==VERSION`") from None
         names = frozenset(n for n in archive.namelist() if n.startswith("sglang/"))
         release = cls(version or "", path, "wheel", archive, names)
-        return release._checked(version)
+        return release._verified(version)
 
     @classmethod
     def from_source(cls, path: Path, *, version: str | None = None) -> Release:
@@ -121,20 +121,21 @@ class Release:
         if not (root / "sglang").is_dir():
             raise ReleaseError(f"{path} holds no sglang package; pass the folder that contains "
                                "sglang/ (an unpacked wheel or a checkout's python/ folder)")
-        return cls(version or "", root, "source")._checked(version)
+        return cls(version or "", root, "source")._verified(version)
 
-    def _checked(self, version: str | None) -> Release:
+    def _verified(self, version: str | None) -> Release:
         if not self.exists("sglang/srt"):
             raise ReleaseError(f"{self.path} holds no sglang/srt sources; is it an SGLang "
                                "release?")
-        found = self._declared_version()
+        found = self.declared_version()
         if version and found and found != version:
             raise ReleaseError(f"{self.path} is sglang {found}, not {version}; pass the wheel "
                                f"or tree of sglang {version}")
         self.version = version or found or self.path.name
         return self
 
-    def _declared_version(self) -> str | None:
+    def declared_version(self) -> str | None:
+        """Returns the ``__version__`` that ``sglang/_version.py`` (or ``version.py``) assigns."""
         for candidate in ("sglang/_version.py", "sglang/version.py"):
             text = self.read(candidate)
             if text is not None:

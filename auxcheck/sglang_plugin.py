@@ -24,7 +24,7 @@ import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from auxcheck._guard.live import Guard
+    from auxcheck._guard.guard import Guard
 
 __all__ = ["current_guard", "register"]
 

@@ -31,7 +31,8 @@ from typing import Any
 import torch
 from _sglang_step import Logits, Result, copy_step
 
-from auxcheck._guard.live import Guard, GuardSettings
+from auxcheck._guard.guard import Guard
+from auxcheck._guard.settings import GuardSettings
 from auxcheck.protocols import CommittedTokens
 
 BUFFERS = 10_000

@@ -93,7 +93,8 @@ def main() -> int:
         return 0
     from _sglang_step import Result, copy_step
 
-    from auxcheck._guard.live import Guard, GuardSettings
+    from auxcheck._guard.guard import Guard
+    from auxcheck._guard.settings import GuardSettings
 
     copy_auxiliary_output_to_cpu = copy_step(_async_d2h)
     guard = Guard(GuardSettings("warn"))

@@ -1,6 +1,9 @@
-"""Python's binding rules on signatures read from source: calls, and the calls hooks receive.
+"""Signatures read from source, and Python's binding rules on them: calls and hook calls.
 
-One rule, used by ``auxcheck check --sglang`` on a plugin's hooks (AUX703) and calls into
+:func:`parse_function` reads a ``def``'s parameters with ``ast``: the one reader of a
+signature in source, for stubcheck, the plugin scan and the release check alike.
+
+One binding rule, used by ``auxcheck check --sglang`` on a plugin's hooks (AUX703) and calls into
 SGLang (AUX704), and by the live-server guard on its own hooks: a call *binds* to a
 signature when ``inspect.Signature.bind`` accepts it. A hook fits its target when every
 call that binds to the target's signature, as ``HookRegistry``'s wrapper passes it on
@@ -15,22 +18,25 @@ rules plus the required ones, so a hook that takes each of these takes every cal
 
 from __future__ import annotations
 
+import ast
 import inspect
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from auxcheck._releases.stubcheck import Param
-
 __all__ = [
     "HOOK_PREFIX",
     "CallShape",
+    "FunctionInfo",
     "HookFit",
     "Misfit",
+    "Param",
     "SignatureCarrier",
     "bind_problem",
     "call_shapes",
+    "decorator_name",
     "fit_hook",
+    "parse_function",
     "signature_of",
 ]
 
@@ -42,6 +48,72 @@ HOOK_PREFIX: Mapping[str, tuple[str, ...]] = {
 
 _UNKNOWN_KEYWORD = "<a keyword the target takes through **kwargs>"
 _P = inspect.Parameter
+
+
+# ---------------------------------------------------------------- signatures read from source
+
+
+@dataclass(frozen=True, slots=True)
+class Param:
+    """One parameter: name, kind (``inspect`` spelling) and default source (None: none)."""
+
+    name: str
+    kind: str
+    default: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FunctionInfo:
+    """A function or method: its parameters, decorators and whether it is async."""
+
+    name: str
+    params: tuple[Param, ...]
+    decorators: frozenset[str] = frozenset()
+    is_async: bool = False
+
+
+def parse_function(node: ast.FunctionDef | ast.AsyncFunctionDef) -> FunctionInfo:
+    """Returns a ``def``'s parameters, decorator names (last part) and whether it is async."""
+    decorators = frozenset(decorator_name(d) for d in node.decorator_list)
+    is_async = isinstance(node, ast.AsyncFunctionDef)
+    return FunctionInfo(node.name, _parse_params(node.args), decorators, is_async)
+
+
+def _parse_params(args: ast.arguments) -> tuple[Param, ...]:
+    positional = [*args.posonlyargs, *args.args]
+    defaults: list[ast.expr | None] = [None] * (len(positional) - len(args.defaults))
+    defaults += args.defaults
+    params = [
+        Param(arg.arg, kind, _unparse(default))
+        for arg, default, kind in zip(
+            positional,
+            defaults,
+            ["POSITIONAL_ONLY"] * len(args.posonlyargs)
+            + ["POSITIONAL_OR_KEYWORD"] * len(args.args),
+        )
+    ]
+    if args.vararg is not None:
+        params.append(Param(args.vararg.arg, "VAR_POSITIONAL"))
+    params += [
+        Param(arg.arg, "KEYWORD_ONLY", _unparse(default))
+        for arg, default in zip(args.kwonlyargs, args.kw_defaults)
+    ]
+    if args.kwarg is not None:
+        params.append(Param(args.kwarg.arg, "VAR_KEYWORD"))
+    return tuple(params)
+
+
+def _unparse(node: ast.expr | None) -> str | None:
+    return None if node is None else ast.unparse(node)
+
+
+def decorator_name(node: ast.expr) -> str:
+    """Returns the last part of a decorator's name: ``dataclass`` for ``@dataclasses.dataclass``."""
+    target = node.func if isinstance(node, ast.Call) else node
+    return ast.unparse(target).rsplit(".", 1)[-1]
+
+
+# ---------------------------------------------------------------- binding rules
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,14 +18,9 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from auxcheck._core.signatures import CallShape
+from auxcheck._core.signatures import CallShape, Param, parse_function
 from auxcheck._releases.index import Lookup, ReleaseIndex
-from auxcheck._releases.stubcheck import (
-    Param,
-    dataclass_options,
-    parse_function,
-    runtime_statements,
-)
+from auxcheck._releases.stubcheck import dataclass_options, runtime_statements
 
 __all__ = [
     "Callee",

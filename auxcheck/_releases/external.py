@@ -17,7 +17,7 @@ from importlib.machinery import PathFinder
 from pathlib import Path
 from typing import Literal
 
-from auxcheck._releases.index import summarize
+from auxcheck._releases.summaries import summarize
 
 __all__ = ["ExternalTarget", "find_external"]
 

@@ -18,8 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from auxcheck._core.pyast import dotted_name
-from auxcheck._core.signatures import SignatureCarrier, signature_of
-from auxcheck._releases.stubcheck import FunctionInfo, Param
+from auxcheck._core.signatures import FunctionInfo, Param, SignatureCarrier, signature_of
 
 __all__ = [
     "CLEAR_DECORATORS",
@@ -104,7 +103,7 @@ def hook_ref(node: ast.expr, scope: str) -> HookRef:
     """Returns the reference ``node`` (the hook argument of a registration) makes."""
     text = ast.unparse(node)
     if isinstance(node, ast.Lambda):
-        from auxcheck._releases.stubcheck import parse_function
+        from auxcheck._core.signatures import parse_function
 
         shim = ast.FunctionDef(name="<lambda>", args=node.args, body=[], decorator_list=[])
         return HookRef(text, None, scope, lambda_params=parse_function(shim).params)

@@ -8,40 +8,36 @@ only under ``if TYPE_CHECKING`` do not exist at run time. Dotted targets
 does: the longest importable module, then attributes, following class bases
 through SGLang's own modules.
 
-Summaries of a whole tree come from a *skeleton* of each file (function and class
-bodies replaced by ``...``), which parses about five times faster than the file
-and gives the same top-level names; a file whose skeleton does not parse is parsed
-whole. Classes' members come from a full parse of their module, on demand.
+Each module's names come from its summary (:mod:`auxcheck._releases.summaries`),
+parsed on demand or for the whole tree at once, and cached on disk per release.
 """
 
 from __future__ import annotations
 
 import ast
-import itertools
 import json
 import os
-import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from auxcheck._core.pyast import absolute_module, bound_names, is_main_guard, is_type_checking
+from auxcheck._releases.summaries import (
+    ClassSummary,
+    ModuleSummary,
+    Origin,
+    class_summaries,
+    module_of_path,
+    summarize,
+)
 from auxcheck.releases import Release, cache_dir
 
 __all__ = [
-    "ClassSummary",
     "Homes",
     "Lookup",
-    "ModuleSummary",
-    "Origin",
     "ReleaseIndex",
     "importable",
-    "module_of_path",
-    "skeleton",
-    "summarize",
 ]
 
 INDEX_FORMAT = 3
@@ -57,82 +53,6 @@ _PLAIN_BASES = frozenset({"object", "ABC", "abc.ABC", "Protocol", "typing.Protoc
                           "typing.TypedDict", "Exception", "BaseException", "ValueError",
                           "RuntimeError", "TypeError", "KeyError"})
 
-_START = re.compile(r"^(?=[A-Za-z_@])", re.MULTILINE)
-_HEADER = re.compile(r"(?:async[ \t]+)?(def|class)[ \t]+(\w+)")
-_FROM_IMPORT = re.compile(r"^[ \t]*from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n#;]*)",
-                          re.MULTILINE)
-
-
-@dataclass(frozen=True, slots=True)
-class Origin:
-    """Where an imported name comes from: ``module``, or ``module.name`` when ``name`` is set."""
-
-    module: str
-    name: str | None = None
-
-    def __str__(self) -> str:
-        return self.module if self.name is None else f"{self.module}.{self.name}"
-
-
-@dataclass(frozen=True, slots=True)
-class ModuleSummary:
-    """The names a module binds at run time, and how."""
-
-    name: str
-    package: bool
-    defined: Mapping[str, str]
-    """Names the module defines itself -> ``class``, ``function`` or ``variable``."""
-    imported: Mapping[str, Origin]
-    """Names bound by an import statement -> where they come from."""
-    stars: tuple[str, ...] = ()
-    exports: tuple[str, ...] | None = None
-    """``__all__`` when it is a literal list or tuple."""
-    type_checking: frozenset[str] = frozenset()
-    """Names bound only under ``if TYPE_CHECKING`` (absent at run time)."""
-    dynamic: bool = False
-    """The module defines ``__getattr__``: any name may resolve."""
-    uses: tuple[tuple[str, str], ...] = ()
-    """Every ``from M import N`` of the file (function bodies too), as (M, N), absolute."""
-
-    def binds(self, name: str) -> bool:
-        """Returns True when the module binds ``name`` itself (a definition or an import)."""
-        return name in self.defined or name in self.imported
-
-    def public(self) -> list[str]:
-        """Returns the names ``from module import *`` gives: ``__all__``, else non-underscore."""
-        if self.exports is not None:
-            return list(self.exports)
-        return sorted(n for n in (*self.defined, *self.imported) if not n.startswith("_"))
-
-    def to_json(self) -> dict[str, object]:
-        """Returns the summary as plain JSON data (for the on-disk cache)."""
-        return {"name": self.name, "package": self.package, "defined": dict(self.defined),
-                "imported": {k: [o.module, o.name] for k, o in self.imported.items()},
-                "stars": list(self.stars), "exports": self.exports,
-                "type_checking": sorted(self.type_checking), "dynamic": self.dynamic,
-                "uses": [list(u) for u in self.uses]}
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> ModuleSummary:
-        """Returns the summary ``to_json`` wrote."""
-        exports = data["exports"]
-        return cls(str(data["name"]), bool(data["package"]), dict(data["defined"]),
-                   {k: Origin(m, n) for k, (m, n) in data["imported"].items()},
-                   tuple(data["stars"]), None if exports is None else tuple(exports),
-                   frozenset(data["type_checking"]), bool(data["dynamic"]),
-                   tuple((m, n) for m, n in data["uses"]))
-
-
-@dataclass(frozen=True, slots=True)
-class ClassSummary:
-    """A class: where it is defined, its base expressions and the names its body binds."""
-
-    module: str
-    qualname: str
-    bases: tuple[str, ...]
-    members: Mapping[str, str] = field(default_factory=dict)
-    """Member name -> ``function``, ``class`` or ``variable``."""
-
 
 @dataclass(frozen=True, slots=True)
 class Lookup:
@@ -147,213 +67,6 @@ class Lookup:
     where: str = ""
     reason: str = ""
     certain: bool = True
-
-
-# ---------------------------------------------------------------- parsing one file
-
-
-def module_of_path(path: str) -> tuple[str, bool]:
-    """Returns (module name, is a package) of a release path such as ``sglang/srt/x.py``."""
-    parts = path[:-3].split("/")
-    if parts[-1] == "__init__":
-        return ".".join(parts[:-1]), True
-    return ".".join(parts), False
-
-
-def skeleton(text: str) -> str:
-    """Returns ``text`` with each top-level function and class body replaced by ``...``.
-
-    Top-level statements start at column 0; a column-0 line inside a string or brackets
-    can fool the split, which then makes the skeleton fail to parse (the caller parses
-    the whole file instead).
-    """
-    starts = [m.start() for m in _START.finditer(text)]
-    if not starts or starts[0] != 0:
-        starts.insert(0, 0)
-    starts.append(len(text))
-    parts: list[str] = []
-    decorators = False
-    for begin, end in itertools.pairwise(starts):
-        chunk = text[begin:end]
-        if chunk.startswith("@"):
-            decorators = True
-            continue
-        match = _HEADER.match(chunk)
-        if match:
-            kind, name = match.groups()
-            parts.append(f"class {name}: ...\n" if kind == "class" else f"def {name}(): ...\n")
-        elif decorators:
-            return text  # decorators not followed by a def or class: parse everything
-        else:
-            parts.append(chunk)
-        decorators = False
-    return "".join(parts)
-
-
-class _Collector:
-    """Walks a module's top level, as it runs: if/try/with/for blocks, not function bodies."""
-
-    def __init__(self, module: str, package: bool) -> None:
-        self.module = module
-        self.package = package
-        self.defined: dict[str, str] = {}
-        self.imported: dict[str, Origin] = {}
-        self.stars: list[str] = []
-        self.exports: list[str] | None = None
-        self.exports_dynamic = False
-        self.hidden: set[str] = set()
-        self.dynamic = False
-
-    def walk(self, body: Iterable[ast.stmt], *, hidden: bool = False) -> None:
-        for node in body:
-            if isinstance(node, ast.If) and is_main_guard(node.test):
-                self.walk(node.orelse, hidden=hidden)  # the script's block binds nothing for importers
-            elif isinstance(node, ast.If):
-                self.walk(node.body, hidden=hidden or is_type_checking(node.test))
-                self.walk(node.orelse, hidden=hidden)
-            elif isinstance(node, ast.Try) or type(node).__name__ == "TryStar":
-                for block in (node.body, *(h.body for h in node.handlers),  # type: ignore[attr-defined]
-                              node.orelse, node.finalbody):  # type: ignore[attr-defined]
-                    self.walk(block, hidden=hidden)
-            elif isinstance(node, (ast.With, ast.AsyncWith, ast.For, ast.AsyncFor, ast.While)):
-                self.walk(node.body, hidden=hidden)
-                self.walk(getattr(node, "orelse", []), hidden=hidden)
-            elif hidden:
-                self.hidden.update(bound_names(node))
-            else:
-                self.statement(node)
-
-    def statement(self, node: ast.stmt) -> None:
-        if isinstance(node, ast.ImportFrom):
-            source = absolute_module(self.module, self.package, node.level, node.module) or ""
-            for alias in node.names:
-                if alias.name == "*":
-                    self.stars.append(source)
-                else:
-                    self.imported[alias.asname or alias.name] = Origin(source, alias.name)
-        elif isinstance(node, ast.Import):
-            for alias in node.names:
-                if alias.asname:
-                    self.imported[alias.asname] = Origin(alias.name)
-                else:
-                    top = alias.name.split(".")[0]
-                    self.imported[top] = Origin(top)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            self.dynamic = self.dynamic or node.name == "__getattr__"
-            self._define(node.name, "function")
-        elif isinstance(node, ast.ClassDef):
-            self._define(node.name, "class")
-        else:
-            self._exports(node)
-            for name in bound_names(node):
-                self._define(name, "variable")
-
-    def _define(self, name: str, kind: str) -> None:
-        self.defined[name] = kind
-        self.imported.pop(name, None)
-
-    def _exports(self, node: ast.stmt) -> None:
-        target: ast.expr | None = None
-        if isinstance(node, ast.Assign) and len(node.targets) == 1:
-            target, value = node.targets[0], node.value
-        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)) and node.value is not None:
-            target, value = node.target, node.value
-        if not (isinstance(target, ast.Name) and target.id == "__all__"):
-            if (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)
-                    and ast.unparse(node.value.func).startswith("__all__.")):
-                self.exports_dynamic = True
-            return
-        names = _literal_names(value)
-        if names is None:
-            self.exports_dynamic = True
-        elif isinstance(node, ast.AugAssign):
-            self.exports = [*(self.exports or []), *names]
-        else:
-            self.exports = names
-
-    def summary(self, uses: tuple[tuple[str, str], ...]) -> ModuleSummary:
-        exports = None if self.exports_dynamic or self.exports is None else tuple(self.exports)
-        hidden = frozenset(self.hidden - set(self.defined) - set(self.imported))
-        return ModuleSummary(self.module, self.package, self.defined, self.imported,
-                             tuple(self.stars), exports, hidden, self.dynamic, uses)
-
-
-def _literal_names(value: ast.expr) -> list[str] | None:
-    if not isinstance(value, (ast.List, ast.Tuple)):
-        return None
-    names = [e.value for e in value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
-    return names if len(names) == len(value.elts) else None
-
-
-def _uses(module: str, package: bool, text: str) -> tuple[tuple[str, str], ...]:
-    found: list[tuple[str, str]] = []
-    for match in _FROM_IMPORT.finditer(text):
-        dots = len(match.group(1)) - len(match.group(1).lstrip("."))
-        source = absolute_module(module, package, dots, match.group(1)[dots:] or None) or ""
-        if not source.startswith("sglang"):
-            continue
-        for part in match.group(2).strip("()").replace("\n", " ").split(","):
-            name = part.split("#")[0].split()[:1]
-            if name and name[0].isidentifier():
-                found.append((source, name[0]))
-    return tuple(found)
-
-
-def summarize(module: str, package: bool, text: str, *, whole: bool = False) -> ModuleSummary:
-    """Returns what module ``module`` binds at run time, read from its source ``text``.
-
-    Raises SyntaxError when the file does not parse.
-    """
-    tree = None
-    if not whole:
-        try:
-            tree = ast.parse(skeleton(text))
-        except SyntaxError:
-            tree = None
-    if tree is None:
-        tree = ast.parse(text)
-    collector = _Collector(module, package)
-    collector.walk(tree.body)
-    return collector.summary(_uses(module, package, text))
-
-
-def _class_summaries(module: str, tree: ast.Module) -> dict[str, ClassSummary]:
-    classes: dict[str, ClassSummary] = {}
-
-    def visit(body: Iterable[ast.stmt], prefix: str) -> None:
-        for node in body:
-            if isinstance(node, ast.ClassDef):
-                qualname = f"{prefix}{node.name}"
-                members: dict[str, str] = {}
-                _members(node.body, members)
-                bases = tuple(ast.unparse(b.value if isinstance(b, ast.Subscript) else b)
-                              for b in node.bases)
-                classes[qualname] = ClassSummary(module, qualname, bases, members)
-                visit(node.body, f"{qualname}.")
-            elif isinstance(node, (ast.If, ast.Try, ast.With)) and not prefix:
-                for block in (node.body, getattr(node, "orelse", []),
-                              *(h.body for h in getattr(node, "handlers", []))):
-                    visit(block, prefix)
-
-    visit(tree.body, "")
-    return classes
-
-
-def _members(body: Iterable[ast.stmt], members: dict[str, str]) -> None:
-    for node in body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            members[node.name] = "function"
-        elif isinstance(node, ast.ClassDef):
-            members[node.name] = "class"
-        elif isinstance(node, (ast.If, ast.Try)):
-            if not (isinstance(node, ast.If) and is_type_checking(node.test)):
-                _members(node.body, members)
-            _members(node.orelse, members)
-            for handler in getattr(node, "handlers", []):
-                _members(handler.body, members)
-        else:
-            for name in bound_names(node):
-                members.setdefault(name, "variable")
 
 
 # ---------------------------------------------------------------- the index
@@ -571,7 +284,7 @@ class ReleaseIndex:
         """Returns the classes of ``module`` (nested ones as ``Outer.Inner``), by qualname."""
         if module not in self._classes:
             tree = self.tree(module)
-            self._classes[module] = _class_summaries(module, tree) if tree is not None else {}
+            self._classes[module] = class_summaries(module, tree) if tree is not None else {}
         return self._classes[module]
 
     def tree(self, module: str) -> ast.Module | None:

@@ -11,14 +11,15 @@ stubs must declare them or list them in ``ALLOWED_OMISSIONS`` with a reason.
 from __future__ import annotations
 
 import ast
-import re
 import sys
-import zipfile
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from auxcheck._core.config import TomlFileError, load_toml
 from auxcheck._core.pyast import is_main_guard, is_type_checking
+from auxcheck._core.signatures import FunctionInfo, Param, decorator_name, parse_function
+from auxcheck.releases import Release
 
 __all__ = [
     "ALLOWED_OMISSIONS",
@@ -26,23 +27,17 @@ __all__ = [
     "REFERENCE_LAYOUT",
     "REFERENCE_ONLY",
     "ClassInfo",
-    "FunctionInfo",
     "Mismatch",
     "ModuleInfo",
-    "Param",
     "StubCheckResult",
     "check_against_reference",
     "check_against_source",
     "compare_modules",
     "dataclass_options",
-    "dir_reader",
     "find_stubs_dir",
-    "parse_function",
     "parse_module",
     "runtime_statements",
-    "source_version",
     "stubs_sglang_version",
-    "wheel_reader",
 ]
 
 PINNED_SGLANG_VERSION = "0.5.20"
@@ -106,27 +101,6 @@ _DATACLASS_OPTIONS = {"init": "True", "eq": "True", "order": "False", "frozen": 
                       "kw_only": "False"}
 _ANY_DEFAULT = "..."
 
-SourceReader = Callable[[str], str | None]
-"""Returns the text of a path inside an installed tree (``sglang/x.py``), or None."""
-
-
-@dataclass(frozen=True, slots=True)
-class Param:
-    """One parameter: name, kind (``inspect`` spelling) and default source (None: none)."""
-
-    name: str
-    kind: str
-    default: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class FunctionInfo:
-    """A function or method: its parameters, decorators and whether it is async."""
-
-    name: str
-    params: tuple[Param, ...]
-    decorators: frozenset[str] = frozenset()
-    is_async: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -245,46 +219,6 @@ def _assigned_names(node: ast.stmt) -> list[str]:
     return []
 
 
-def parse_function(node: ast.FunctionDef | ast.AsyncFunctionDef) -> FunctionInfo:
-    """Returns a ``def``'s parameters, decorator names (last part) and whether it is async."""
-    decorators = frozenset(_decorator_name(d) for d in node.decorator_list)
-    is_async = isinstance(node, ast.AsyncFunctionDef)
-    return FunctionInfo(node.name, _parse_params(node.args), decorators, is_async)
-
-
-def _parse_params(args: ast.arguments) -> tuple[Param, ...]:
-    positional = [*args.posonlyargs, *args.args]
-    defaults: list[ast.expr | None] = [None] * (len(positional) - len(args.defaults))
-    defaults += args.defaults
-    params = [
-        Param(arg.arg, kind, _unparse(default))
-        for arg, default, kind in zip(
-            positional,
-            defaults,
-            ["POSITIONAL_ONLY"] * len(args.posonlyargs)
-            + ["POSITIONAL_OR_KEYWORD"] * len(args.args),
-        )
-    ]
-    if args.vararg is not None:
-        params.append(Param(args.vararg.arg, "VAR_POSITIONAL"))
-    params += [
-        Param(arg.arg, "KEYWORD_ONLY", _unparse(default))
-        for arg, default in zip(args.kwonlyargs, args.kw_defaults)
-    ]
-    if args.kwarg is not None:
-        params.append(Param(args.kwarg.arg, "VAR_KEYWORD"))
-    return tuple(params)
-
-
-def _unparse(node: ast.expr | None) -> str | None:
-    return None if node is None else ast.unparse(node)
-
-
-def _decorator_name(node: ast.expr) -> str:
-    target = node.func if isinstance(node, ast.Call) else node
-    return ast.unparse(target).rsplit(".", 1)[-1]
-
-
 def _parse_class(node: ast.ClassDef) -> ClassInfo:
     methods: dict[str, FunctionInfo] = {}
     fields: list[tuple[str, bool]] = []
@@ -301,7 +235,7 @@ def _parse_class(node: ast.ClassDef) -> ClassInfo:
     return ClassInfo(
         name=node.name,
         is_protocol=any(_is_protocol_base(base) for base in node.bases),
-        runtime_checkable="runtime_checkable" in map(_decorator_name, node.decorator_list),
+        runtime_checkable="runtime_checkable" in map(decorator_name, node.decorator_list),
         dataclass_options=dataclass_options(node.decorator_list),
         methods=methods,
         fields=tuple(fields),
@@ -318,7 +252,7 @@ def _is_protocol_base(base: ast.expr) -> bool:
 def dataclass_options(decorators: Sequence[ast.expr]) -> dict[str, str] | None:
     """Returns a ``@dataclass(...)``'s options as written (defaults filled), None if none."""
     for decorator in decorators:
-        if _decorator_name(decorator) != "dataclass":
+        if decorator_name(decorator) != "dataclass":
             continue
         options = dict(_DATACLASS_OPTIONS)
         if isinstance(decorator, ast.Call):
@@ -542,12 +476,18 @@ def find_stubs_dir(search: Sequence[str] | None = None) -> Path:
 
 
 def stubs_sglang_version(stubs_dir: Path) -> str:
-    """Returns the SGLang release named by ``sglang_version`` in the stubs' ``METADATA.toml``."""
-    text = (stubs_dir / "METADATA.toml").read_text(encoding="utf-8")
-    match = re.search(r'^sglang_version\s*=\s*"([^"]+)"', text, re.MULTILINE)
-    if match is None:
-        raise ValueError(f"{stubs_dir / 'METADATA.toml'} has no sglang_version = \"X.Y.Z\" line")
-    return match.group(1)
+    """Returns the SGLang release named by ``sglang_version`` in the stubs' ``METADATA.toml``.
+
+    Raises ValueError naming the file when it cannot be read, is not TOML or lacks the key.
+    """
+    path = stubs_dir / "METADATA.toml"
+    try:
+        version = load_toml(path).get("sglang_version")
+    except TomlFileError as exc:
+        raise ValueError(str(exc)) from None
+    if not isinstance(version, str) or not version:
+        raise ValueError(f"{path} has no sglang_version = \"X.Y.Z\" line")
+    return version
 
 
 def _stub_modules(stubs_dir: Path) -> Iterator[tuple[str, Path]]:
@@ -565,9 +505,9 @@ def _source_paths(module: str, stub_path: Path) -> tuple[str, ...]:
     return (f"{base}.py", f"{base}/__init__.py")
 
 
-def _read_source_module(module: str, stub_path: Path, read: SourceReader) -> ModuleInfo:
+def _read_source_module(module: str, stub_path: Path, release: Release) -> ModuleInfo:
     for path in _source_paths(module, stub_path):
-        text = read(path)
+        text = release.read(path)
         if text is not None:
             return parse_module(module, text, stub=False)
     if stub_path.name == "__init__.pyi":
@@ -575,14 +515,14 @@ def _read_source_module(module: str, stub_path: Path, read: SourceReader) -> Mod
     return ModuleInfo(module, {}, exists=False)
 
 
-def check_against_source(stubs_dir: Path, read: SourceReader) -> StubCheckResult:
-    """Returns how every stub module differs from the source that ``read`` gives access to."""
+def check_against_source(stubs_dir: Path, release: Release) -> StubCheckResult:
+    """Returns how every stub module differs from the source of ``release``."""
     mismatches: list[Mismatch] = []
     notes: list[str] = []
     count = 0
     for module, path in _stub_modules(stubs_dir):
         stub = parse_module(module, path.read_text(encoding="utf-8"), stub=True)
-        source = _read_source_module(module, path, read)
+        source = _read_source_module(module, path, release)
         if not source.exists and module in UNRELEASED_MODULES:
             notes.append(f"note: {module}: not in this release: {UNRELEASED_MODULES[module]}")
             count += 1
@@ -613,38 +553,3 @@ def check_against_reference(stubs_dir: Path) -> StubCheckResult:
         found, _ = compare_modules(stub, ModuleInfo(module, symbols))
         mismatches += found
     return StubCheckResult(tuple(mismatches), tuple(notes), len(REFERENCE_LAYOUT))
-
-
-def wheel_reader(wheel: zipfile.ZipFile) -> SourceReader:
-    """Returns a reader of the files inside an open SGLang wheel."""
-    names = set(wheel.namelist())
-
-    def read(path: str) -> str | None:
-        return wheel.read(path).decode("utf-8") if path in names else None
-
-    return read
-
-
-def dir_reader(root: Path) -> SourceReader:
-    """Returns a reader of the files under ``root``, the folder holding ``sglang/``."""
-    def read(path: str) -> str | None:
-        target = root / path
-        return target.read_text(encoding="utf-8") if target.is_file() else None
-
-    return read
-
-
-def source_version(read: SourceReader) -> str | None:
-    """Returns the ``__version__`` that ``sglang/_version.py`` declares, or None."""
-    text = read("sglang/_version.py")
-    if text is None:
-        return None
-    for node in ast.parse(text).body:
-        if (
-            isinstance(node, ast.Assign)
-            and any(isinstance(t, ast.Name) and t.id == "__version__" for t in node.targets)
-            and isinstance(node.value, ast.Constant)
-            and isinstance(node.value.value, str)
-        ):
-            return node.value.value
-    return None

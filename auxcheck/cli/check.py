@@ -251,7 +251,7 @@ def check_impl(spec: str, path: Path, *, timeout: float = 0) -> None:
 def _probe_impl(spec: str, path: Path, timeout: float) -> str | None:
     import os
 
-    from auxcheck._isolation.child import run_bounded
+    from auxcheck._isolation.bounded import run_bounded
 
     src = source_root(path)
     entries = [str(path)] + ([str(src)] if src is not None else [])

@@ -14,17 +14,14 @@ from pathlib import Path
 from auxcheck._releases.stubcheck import (
     PINNED_SGLANG_VERSION,
     Mismatch,
-    SourceReader,
     StubCheckResult,
     check_against_reference,
     check_against_source,
-    dir_reader,
     find_stubs_dir,
-    source_version,
     stubs_sglang_version,
-    wheel_reader,
 )
 from auxcheck.cli._common import CommandParser, UsageError, run_command
+from auxcheck.releases import Release
 
 __all__ = ["DESCRIPTION", "main"]
 
@@ -82,23 +79,23 @@ def _run(options: argparse.Namespace,
         if not options.wheel.is_file():
             raise UsageError(f"--wheel: no wheel at {options.wheel}; download it with "
                              f"`pip download --no-deps sglang=={PINNED_SGLANG_VERSION}`")
-        with zipfile.ZipFile(options.wheel) as wheel:
-            return _check_tree(stubs_dir, wheel_reader(wheel), f"wheel {options.wheel.name}")
+        release = Release.from_wheel(options.wheel)
+        return _compare_with(stubs_dir, release, f"wheel {options.wheel.name}")
     root = options.source
     if not (root / "sglang").is_dir() and root.name == "sglang":
         root = root.parent
     if not (root / "sglang").is_dir():
         raise UsageError(f"--source: {options.source} holds no sglang package; pass the "
                          "directory that contains sglang/ (e.g. an unpacked wheel)")
-    return _check_tree(stubs_dir, dir_reader(root), f"source {root}")
+    return _compare_with(stubs_dir, Release.from_source(root), f"source {root}")
 
 
-def _check_tree(stubs_dir: Path, read: SourceReader,
-                label: str) -> tuple[StubCheckResult, str, str | None]:
-    if read("sglang/srt/managers/schedule_batch.py") is None:
+def _compare_with(stubs_dir: Path, release: Release,
+                  label: str) -> tuple[StubCheckResult, str, str | None]:
+    if release.read("sglang/srt/managers/schedule_batch.py") is None:
         raise UsageError(f"{label} holds no sglang/srt sources; is it an SGLang release?")
-    version = source_version(read)
-    return check_against_source(stubs_dir, read), f"{label} (sglang {version})", version
+    version = release.declared_version()
+    return check_against_source(stubs_dir, release), f"{label} (sglang {version})", version
 
 
 def _print_result(mismatches: Sequence[Mismatch], notes: Sequence[str], *, quiet: bool) -> None:

@@ -34,7 +34,8 @@ from auxcheck.errors import InvalidArgument
 from auxcheck.report import Finding, Report, describe
 
 if TYPE_CHECKING:
-    from auxcheck._isolation.child import Channel, Unit
+    from auxcheck._isolation.child import Channel
+    from auxcheck._isolation.runner import Unit
 
 __all__ = ["DESCRIPTION", "main", "prepare", "serve"]
 
@@ -122,7 +123,7 @@ class _Result(NamedTuple):
 
 def _run(options: argparse.Namespace, ignored: frozenset[str]) -> list[_Result]:
     """Returns one result per target, each loaded and checked in a worker process."""
-    from auxcheck._isolation.child import borrow
+    from auxcheck._isolation.runner import borrow
 
     targets: list[str] = options.targets
     request = {"targets": targets, "ignore": sorted(ignored), "pp_observer": options.pp_observer,
@@ -232,7 +233,7 @@ def _failed(spec: str, unit: Unit) -> Finding | None:
 
 def _ended(spec: str, unit: Unit, shared_with: str | None) -> Finding:
     """Returns the finding of a unit that ended the process or ran past the time limit."""
-    from auxcheck._isolation.child import Phase
+    from auxcheck._isolation.runner import Phase
     from auxcheck.rules import RULES
 
     ending = unit.ending

@@ -25,7 +25,7 @@ import torch
 from helpers.releases import real_tree, write_release
 from helpers.sglang_process import ForwardBatch, SGLangProcess, sglang_namespace, sglang_process
 
-from auxcheck._guard import live
+from auxcheck._guard import live, settings, targets
 from auxcheck._runtime.scheduler import FakeBatch, SchedulerModel
 from auxcheck.aliasing import StaticBufferRegistry
 from auxcheck.errors import GuardError
@@ -38,7 +38,7 @@ WIDTH = 4
 # ---------------------------------------------------------------- plugin outputs
 
 
-class Host:
+class RecordingHost:
     """A host output that records what it consumed."""
 
     def __init__(self, values: torch.Tensor) -> None:
@@ -55,11 +55,11 @@ class Output:
     def __init__(self, values: torch.Tensor) -> None:
         self.values = values
 
-    def copy_to_host(self, copy_tensor: Any) -> Host:
-        return Host(copy_tensor(self.values))
+    def copy_to_host(self, copy_tensor: Any) -> RecordingHost:
+        return RecordingHost(copy_tensor(self.values))
 
 
-class Mutating(Host):
+class Mutating(RecordingHost):
     """A host output whose consume drops the last commit: its siblings see the damage."""
 
     def consume(self, batch: Any, commits: Any) -> None:
@@ -68,11 +68,11 @@ class Mutating(Host):
 
 
 class MutatingOutput(Output):
-    def copy_to_host(self, copy_tensor: Any) -> Host:
+    def copy_to_host(self, copy_tensor: Any) -> RecordingHost:
         return Mutating(copy_tensor(self.values))
 
 
-class Observer:
+class PublishingObserver:
     """A sampling observer; ``publish`` makes the device output from the logits it saw."""
 
     def __init__(self, publish: Any) -> None:
@@ -168,7 +168,7 @@ def _no_sglang_module_leaks() -> Iterator[None]:
 @pytest.fixture
 def process(monkeypatch: pytest.MonkeyPatch) -> Iterator[SGLangProcess]:
     """An SGLang 0.5.23 process on CPU, no guard variable set, no other plugin selected."""
-    for name in (live.GUARD_ENV, live.VALUES_ENV, live.REPORT_ENV, "SGLANG_PLUGINS"):
+    for name in (settings.GUARD_ENV, settings.VALUES_ENV, settings.REPORT_ENV, "SGLANG_PLUGINS"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setattr(live, "_ACTIVE", None)
     with sglang_process(real_tree(RELEASE)) as proc:
@@ -179,7 +179,7 @@ def start(process: SGLangProcess, monkeypatch: pytest.MonkeyPatch, mode: str | N
           **env: str) -> Any:
     """Sets the guard's variables, loads the plugins as SGLang does; returns the guard."""
     if mode is not None:
-        monkeypatch.setenv(live.GUARD_ENV, mode)
+        monkeypatch.setenv(settings.GUARD_ENV, mode)
     for name, value in env.items():
         monkeypatch.setenv(name, value)
     monkeypatch.setattr(torch.cuda, "memory_snapshot", process.pool.segments)
@@ -233,8 +233,8 @@ def test_register_when_off_imports_nothing_beyond_the_standard_library() -> None
 
 
 @pytest.mark.parametrize(("values", "expected"), [
-    pytest.param("0", [p.target for p in live.HOOKS if not p.values_only], id="values-off"),
-    pytest.param("1", [p.target for p in live.HOOKS], id="values-on"),
+    pytest.param("0", [p.target for p in settings.HOOKS if not p.values_only], id="values-off"),
+    pytest.param("1", [p.target for p in settings.HOOKS], id="values-on"),
 ])
 def test_warn_hooks_exactly_the_guards_targets_and_each_is_in_the_releases_source(
         process: SGLangProcess, monkeypatch: pytest.MonkeyPatch, values: str,
@@ -291,14 +291,14 @@ def test_without_sglangs_hook_registry_the_guard_says_which_sglang_it_needs(
 def test_every_target_of_the_guard_resolves_in_each_release_read(version: str) -> None:
     """The guard's start-up verification, run on each real release: nothing missing."""
     with sglang_namespace(real_tree(version)):
-        assert live._target_problems(live.GuardSettings("warn", values=True)) == {}
+        assert targets.target_problems(settings.GuardSettings("warn", values=True)) == {}
 
 
 def guard_tree(tmp_path: Path, old: str, new: str) -> Path:
     """Returns a release tree of the guard's target modules (0.5.99), with ``old`` replaced
     by ``new`` in ``managers/utils.py``."""
     files = {}
-    for point in live.HOOKS:
+    for point in settings.HOOKS:
         path = point.target.rsplit(".", 2)[0].replace(".", "/") + ".py"
         files[path] = (real_tree(RELEASE) / path).read_text(encoding="utf-8")
     utils = "sglang/srt/managers/utils.py"
@@ -313,11 +313,11 @@ def test_a_target_missing_from_the_running_sglang_turns_its_check_off_and_says_s
         caplog: pytest.LogCaptureFixture) -> None:
     """The guard reads the running SGLang's source first: a renamed method is not hooked."""
     tree = guard_tree(tmp_path, "def copy_auxiliary_output_to_cpu(", "def _renamed(")
-    monkeypatch.setattr(live, "_sglang_root", lambda: tree)
+    monkeypatch.setattr(targets, "_sglang_root", lambda: tree)
     guard = start(process, monkeypatch, "warn")
-    copy_target = next(p.target for p in live.HOOKS if p.check == "copy")
+    copy_target = next(p.target for p in settings.HOOKS if p.check == "copy")
     assert copy_target not in hooked(process)
-    assert hooked(process) == {p.target for p in live.HOOKS
+    assert hooked(process) == {p.target for p in settings.HOOKS
                                if not p.values_only and p.check != "copy"}
     assert guard.checks["copy"] == (
         f"hook target {copy_target} not found: sglang 0.5.99 has no {copy_target}: "
@@ -325,7 +325,7 @@ def test_a_target_missing_from_the_running_sglang_turns_its_check_off_and_says_s
         "copy_auxiliary_output_to_cpu (nor do its bases)")
     assert f"OFF aliasing at copy (AUX110/AUX111): {guard.checks['copy']}" in guard_lines(
         caplog)[0]
-    Server(process, Observer(view_of_logits)).run(2)  # the server runs on, unchecked
+    Server(process, PublishingObserver(view_of_logits)).run(2)  # the server runs on, unchecked
     assert guard.counts() == {}
 
 
@@ -337,9 +337,9 @@ def test_a_target_whose_calls_the_guards_hook_cannot_take_is_not_hooked(
     tree = guard_tree(tmp_path, "    def copy_auxiliary_output_to_cpu(self",
                       "    @staticmethod\n    def copy_auxiliary_output_to_cpu(*, _unused=None):\n"
                       "        pass\n\n    def _was_copy_auxiliary_output_to_cpu(self")
-    monkeypatch.setattr(live, "_sglang_root", lambda: tree)
+    monkeypatch.setattr(targets, "_sglang_root", lambda: tree)
     guard = start(process, monkeypatch, "warn")
-    copy_target = next(p.target for p in live.HOOKS if p.check == "copy")
+    copy_target = next(p.target for p in settings.HOOKS if p.check == "copy")
     assert copy_target not in hooked(process)
     assert guard.checks["copy"] == (
         f"hook on {copy_target} cannot take the calls HookRegistry makes: the required "
@@ -376,7 +376,7 @@ def test_a_published_view_of_graph_memory_is_reported_once_then_counted(
     holder: list[Server] = []
     make = {"view": view_of_logits, "shared": _shared_logits(process),
             "input": _input_buffer(holder)}[publish]
-    server = Server(process, Observer(make))
+    server = Server(process, PublishingObserver(make))
     holder.append(server)
     server.run(10)
     owner = "test_sglang_plugin.Output"
@@ -394,10 +394,10 @@ def test_a_clone_is_clean_and_the_server_computes_the_same_with_the_guard_as_wit
     runs = {}
     for mode in (None, "warn"):
         monkeypatch.setattr(live, "_ACTIVE", None)
-        monkeypatch.delenv(live.GUARD_ENV, raising=False)
+        monkeypatch.delenv(settings.GUARD_ENV, raising=False)
         with sglang_process(real_tree(RELEASE)) as proc:
             guard = start(proc, monkeypatch, mode, AUXCHECK_GUARD_VALUES="1")
-            server = Server(proc, Observer(clone_of_logits))
+            server = Server(proc, PublishingObserver(clone_of_logits))
             server.run(6)
             runs[mode] = ([h.values.tolist() for h in server.hosts],
                           [[[(c.output_index, c.token_ids) for c in seen] for seen in h.seen]
@@ -412,7 +412,7 @@ def test_composite_children_are_judged_each_as_its_own_class_and_nothing_is_repa
     """SGLang's own composite runs over probes: findings name the child; siblings see the damage."""
     guard = start(process, monkeypatch, "warn")
     append = process.contract.append_auxiliary_output
-    server = Server(process, Observer(
+    server = Server(process, PublishingObserver(
         lambda logits: append(MutatingOutput(logits[:, :WIDTH].clone()), view_of_logits(logits))))
     server.run(2)
     assert guard.counts() == {("AUX111", "test_sglang_plugin.Output"): 2,
@@ -427,7 +427,7 @@ def test_raise_mode_raises_once_the_copy_has_completed(
         process: SGLangProcess, monkeypatch: pytest.MonkeyPatch) -> None:
     """raise stops a test run at the faulty step, after SGLang's own method finished its work."""
     start(process, monkeypatch, "raise")
-    server = Server(process, Observer(view_of_logits))
+    server = Server(process, PublishingObserver(view_of_logits))
     n = len(server.batch.reqs)
     logits = server.runner.replay(n, 0)
     server.model_runner.sample(logits, ForwardBatch(n))
@@ -438,7 +438,7 @@ def test_raise_mode_raises_once_the_copy_has_completed(
     assert raised.value.output_classes == ("test_sglang_plugin.Output",)
     assert str(raised.value).startswith("auxcheck guard (AUXCHECK_GUARD=raise): "
                                         "test_sglang_plugin.Output: AUX111 device tensor ")
-    assert type(result.auxiliary_host_output) is Host
+    assert type(result.auxiliary_host_output) is RecordingHost
     assert logits.auxiliary_device_output is None
 
 
@@ -448,7 +448,7 @@ def test_a_plugins_own_error_passes_through_unchanged(
     start(process, monkeypatch, "raise")
 
     class Broken(Output):
-        def copy_to_host(self, copy_tensor: Any) -> Host:
+        def copy_to_host(self, copy_tensor: Any) -> RecordingHost:
             raise ValueError("plugin bug")
 
     output = Broken(torch.zeros(3, WIDTH))
@@ -473,7 +473,7 @@ def test_values_catch_an_output_buffer_the_next_step_overwrites_before_the_copy(
         expected: dict[tuple[str, str], int]) -> None:
     """An observer reusing its own buffer: only the value snapshot can see it (no graph memory)."""
     guard = start(process, monkeypatch, "warn", AUXCHECK_GUARD_VALUES=values)
-    server = Server(process, Observer(Reusing()))
+    server = Server(process, PublishingObserver(Reusing()))
     server.run(4)  # the last step is copied before any later step overwrites it
     assert guard.counts() == expected
 
@@ -486,12 +486,12 @@ def test_a_regression_in_sglangs_commit_building_is_aux601(
             if isinstance(node, ast.keyword) and node.arg == "output_index":
                 node.value = ast.BinOp(node.value, ast.Add(), ast.Constant(1))
 
-    for name in (live.GUARD_ENV, live.VALUES_ENV, live.REPORT_ENV, "SGLANG_PLUGINS"):
+    for name in (settings.GUARD_ENV, settings.VALUES_ENV, settings.REPORT_ENV, "SGLANG_PLUGINS"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setattr(live, "_ACTIVE", None)
     with sglang_process(real_tree(RELEASE), edit_commits=off_by_one) as proc:
         guard = start(proc, monkeypatch, "warn")
-        Server(proc, Observer(clone_of_logits)).run(2)
+        Server(proc, PublishingObserver(clone_of_logits)).run(2)
     owner = "SchedulerBatchResultProcessor._build_auxiliary_commits"
     assert guard.counts() == {("AUX601", owner): 6}  # each of 3 requests, 2 steps
 
@@ -504,7 +504,7 @@ def test_the_report_file_holds_the_start_each_first_finding_its_counts_and_the_s
     """AUXCHECK_GUARD_REPORT appends JSON lines a nightly job can read."""
     report = tmp_path / "guard.jsonl"
     guard = start(process, monkeypatch, "warn", AUXCHECK_GUARD_REPORT=str(report))
-    Server(process, Observer(view_of_logits)).run(10)
+    Server(process, PublishingObserver(view_of_logits)).run(10)
     guard.reporter.summary()
     events = [json.loads(line) for line in report.read_text().splitlines()]
     assert [e["event"] for e in events] == ["start", "finding", "count", "summary"]
@@ -526,7 +526,7 @@ def test_an_unwritable_report_is_said_once_and_findings_are_still_logged(
     """A report path in a missing folder never stops the server; the log says how to fix it."""
     missing = tmp_path / "no" / "guard.jsonl"
     guard = start(process, monkeypatch, "warn", AUXCHECK_GUARD_REPORT=str(missing))
-    Server(process, Observer(view_of_logits)).run(1)
+    Server(process, PublishingObserver(view_of_logits)).run(1)
     lines = guard_lines(caplog)
     assert lines[0] == (f"auxcheck guard: cannot open AUXCHECK_GUARD_REPORT={missing} (No such "
                         "file or directory); findings are logged only. Point it at a writable "
@@ -544,7 +544,7 @@ def test_the_guards_own_failure_is_logged_once_and_never_reaches_the_server(
         raise RuntimeError("auxcheck bug")
 
     monkeypatch.setattr(StaticBufferRegistry, "finding", broken)
-    server = Server(process, Observer(view_of_logits))
+    server = Server(process, PublishingObserver(view_of_logits))
     server.run(3)
     failures = [line for line in guard_lines(caplog) if "failed inside auxcheck" in line]
     assert len(failures) == 1
@@ -580,15 +580,16 @@ def test_each_way_consume_can_corrupt_what_siblings_see_is_aux203(
     """The cheap fingerprint (lengths, identities, last tokens) catches every one of these."""
     guard = start(process, monkeypatch, "raise")
 
-    class Corrupting(Host):
+    class Corrupting(RecordingHost):
         def consume(self, batch: Any, commits: Any) -> None:
             mutate(batch, commits)
 
     class CorruptingOutput(Output):
-        def copy_to_host(self, copy_tensor: Any) -> Host:
+        def copy_to_host(self, copy_tensor: Any) -> RecordingHost:
             return Corrupting(copy_tensor(self.values))
 
-    server = Server(process, Observer(lambda logits: CorruptingOutput(logits[:, :WIDTH].clone())))
+    server = Server(process, PublishingObserver(
+        lambda logits: CorruptingOutput(logits[:, :WIDTH].clone())))
     with pytest.raises(GuardError) as raised:
         server.run(1)
     assert [f.code for f in raised.value.findings] == ["AUX203"]

@@ -1,4 +1,4 @@
-"""Tests for auxcheck/_isolation/child.py: plugin code that ends, signals or hangs the process, or writes
+"""Tests for auxcheck/_isolation: plugin code that ends, signals or hangs the process, or writes
 where it should not, is a finding of ``auxcheck validate`` and a failed ``auxcheck check`` stage."""
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 from helpers.processes import alive, hang_guard, wait_until
 
-from auxcheck._isolation.child import _close_idle, run_bounded
+from auxcheck._isolation.bounded import run_bounded
+from auxcheck._isolation.runner import _close_idle
 from auxcheck.cli import main
 from auxcheck.cli._check_stages import CheckOptions, run_stages
 
@@ -273,7 +274,7 @@ def test_a_runner_that_cannot_start_in_time_is_one_finding_for_every_target(
     limit, once, naming the environment, not the plugin; no target is tried again."""
     (tmp_path / "sitecustomize.py").write_text("import time\ntime.sleep(1000)\n")
     monkeypatch.setenv("PYTHONPATH", str(tmp_path))
-    monkeypatch.setattr("auxcheck._isolation.child._BOOT_LIMIT", 1.0)
+    monkeypatch.setattr("auxcheck._isolation.runner._BOOT_LIMIT", 1.0)
     _close_idle()
     with hang_guard("validate with a runner that never starts"):
         status = main(["validate", "--timeout", "1", "--format", "json", "m:A", "m:B"])

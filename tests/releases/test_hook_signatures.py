@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 import pytest
+from helpers.paths import REPO
 from helpers.releases import REAL_CACHE, real_release, real_tree, write_release
 
 from auxcheck._releases.index import ReleaseIndex
@@ -431,14 +432,14 @@ def test_moves_leave_out_names_bound_only_under_main(tmp_path: Path) -> None:
 def test_the_readmes_hook_plugin_example_is_what_the_command_prints(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Each line of the README's `examples/hook_plugin` output is printed as shown (a line
+    """Each line of docs/releases.md's `examples/hook_plugin` output is printed as shown (a line
     ending in `; ...` is a prefix), so the documented verdicts cannot drift."""
     from auxcheck.cli.check import main
 
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    readme = (REPO / "docs" / "releases.md").read_text()
     start = readme.index("$ auxcheck check examples/hook_plugin")
     block = readme[start:readme.index("```", start)].splitlines()[1:]
-    monkeypatch.chdir(Path(__file__).resolve().parents[2])
+    monkeypatch.chdir(REPO)
     status = main(["examples/hook_plugin", "--skip", "imports", "--skip", "mypy", "--skip",
                    "contract", "--offline", "--cache", str(REAL_CACHE)])
     out = capsys.readouterr().out

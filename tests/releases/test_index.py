@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 from helpers.releases import real_release, write_release
 
-from auxcheck._releases.index import ReleaseIndex, module_of_path, skeleton, summarize
+from auxcheck._releases.index import ReleaseIndex
+from auxcheck._releases.summaries import module_of_path, skeleton, summarize
 from auxcheck.releases import Release
 
 FILES = {

@@ -11,6 +11,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from helpers.paths import STUBS
 from helpers.releases import real_release, real_tree
 
 from auxcheck._releases import stubcheck
@@ -24,7 +25,6 @@ from auxcheck._releases.stubcheck import (
 )
 from auxcheck.cli.stubcheck import main
 
-STUBS = Path(__file__).resolve().parents[2] / "stubs" / "sglang-stubs"
 STUB_MODULES = len(list(STUBS.rglob("*.pyi")))
 """How many modules the stubs describe (each is compared with the source)."""
 _RE_EXPORT = re.compile(r"from sglang\.[\w.]+ import (\w+) as \1")
