@@ -40,6 +40,7 @@ from auxcheck._runtime.sharing import (
     runs_of,
     runs_share,
 )
+from auxcheck._runtime.walk import is_tensor
 from auxcheck.errors import CudaGraphAliasError, InvalidArgument
 from auxcheck.report import Finding
 from auxcheck.rules import get_rule
@@ -479,10 +480,8 @@ def as_registry(static_buffers: StaticBuffers) -> StaticBufferRegistry:
     registry = StaticBufferRegistry()
     if static_buffers is None:
         return registry
-    import torch
-
     items: Iterable[tuple[Any, Any]]
-    if torch.is_tensor(static_buffers):  # one tensor, not a collection of its rows
+    if is_tensor(static_buffers):  # one tensor, not a collection of its rows
         items = [("static_buffers[0]", static_buffers)]
     elif isinstance(static_buffers, Mapping):
         items = list(static_buffers.items())
@@ -494,7 +493,7 @@ def as_registry(static_buffers: StaticBuffers) -> StaticBufferRegistry:
             "StaticBufferRegistry, a mapping of names to tensors, tensors, or None"
         )
     for label, tensor in items:
-        if not torch.is_tensor(tensor):
+        if not is_tensor(tensor):
             raise InvalidArgument(
                 f"{label} is a {kind_name(tensor)}, not a tensor; pass the tensors a "
                 "CUDA graph owns (e.g. its static input/output buffers)"

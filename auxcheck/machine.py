@@ -7,7 +7,7 @@ drives any implementation through that lifecycle, checking the invariants of
 :mod:`auxcheck.properties` after every step; a failure raises ContractViolation
 whose message starts with the rule code, and Hypothesis shrinks it to a short list
 of steps. Every call into the implementation runs under :func:`auxcheck._core.plugin_calls.attempt`
-(through :mod:`auxcheck.properties`), so whatever it raises is a finding of the step's
+(through :mod:`auxcheck._suite.implementation_calls`), so whatever it raises is a finding of the step's
 rule before Hypothesis sees it.
 """
 
@@ -36,15 +36,16 @@ from auxcheck._runtime.recording import (
     operand_leaves,
 )
 from auxcheck._runtime.scheduler import FakeBatch
+from auxcheck._suite.contract_tests import contract_test
+from auxcheck._suite.implementation_calls import (
+    call_implementation,
+    checked_result,
+    findings_of,
+    is_a,
+)
+from auxcheck._suite.implementations import REFERENCE, Implementation
 from auxcheck.errors import ContractViolation
 from auxcheck.properties import (
-    REFERENCE,
-    Implementation,
-    _call,
-    _is_a,
-    _judged,
-    _Raised,
-    checked_result,
     consumed_findings,
     copy_findings,
     copy_logged,
@@ -85,17 +86,13 @@ class LifecycleMachine(RuleBasedStateMachine):
         The failure is raised outside the ``except``, so it carries no chained plugin
         exception whose ``__str__`` a reporter would run.
         """
-        try:
-            findings = body()
-        except _Raised as raised:
-            findings = [raised.finding]
-        self._fail(step, findings)
+        self._fail(step, findings_of(body))
 
     def _append(self, operand: Any, leaves: tuple[RecordingDeviceOutput, ...]) -> None:
         def body() -> list[Finding]:
             before = self.current
-            result = _call("AUX303", "append(current, output)", self.impl.append, before,
-                           operand)
+            result = call_implementation("AUX303", "append(current, output)", self.impl.append,
+                                         before, operand)
             self.current = checked_result(self.impl, result, before, operand)
             self.expected.extend(leaves)
             if before is None and operand is not None:
@@ -111,8 +108,8 @@ class LifecycleMachine(RuleBasedStateMachine):
         built: list[Any] = []
 
         def append(current: Any, output: Any) -> Any:
-            result = _call("AUX303", "building a composite by appends", self.impl.append,
-                           current, output)
+            result = call_implementation("AUX303", "building a composite by appends",
+                                         self.impl.append, current, output)
             return checked_result(self.impl, result, current, output)
 
         def body() -> list[Finding]:
@@ -195,7 +192,7 @@ def make_machine(
 
         @invariant()
         def composites_are_frozen(self) -> None:
-            if _is_a(self.current, self.impl.device_composite):
+            if is_a(self.current, self.impl.device_composite):
                 self._checked("invariant", lambda: frozen_findings(self.current))
 
     Machine.impl = impl
@@ -227,8 +224,8 @@ def run_machine(
     report = Report(f"append/copy/consume machine on {impl.name}")
     try:
         machine = make_machine(impl, leaves=leaves)
-        _judged("machine", "AUX301",
-                lambda: run_state_machine_as_test(machine, settings=chosen))()
+        contract_test("machine", "AUX301",
+                      lambda: run_state_machine_as_test(machine, settings=chosen))()
     except ContractViolation as exc:
         steps = "\n".join(getattr(exc, "__notes__", ()))
         report.extend(replace(f, detail="\n".join(filter(None, [f.detail, steps])))

@@ -1,6 +1,6 @@
 """The reference auxiliary-output contract of SGLang 0.5.20 and later.
 
-Written for auxcheck from the contract in DESIGN.md §1; it behaves like
+Written for auxcheck from the contract in docs/contract.md; it behaves like
 ``sglang.srt.managers.auxiliary_output`` and ``sglang.srt.sampling.sampling_observer(_pp)``
 without importing torch at run time (torch appears only in annotations).
 """

@@ -106,7 +106,9 @@ class Finding:
     fix it (from the rule table). ``location`` is ``path:line:col`` for source
     findings and ``detail`` holds a short traceback summary when plugin code raised.
     ``heading`` replaces the rule's title where it would not describe what happened
-    (a target that could not even be loaded is reported under AUX101).
+    (a target that could not even be loaded is reported under AUX101). ``seen`` and
+    ``expected`` keep the two halves of ``message`` as :meth:`of` received them, so a
+    reader never splits the text back (None for a finding built from a message alone).
     """
 
     code: str
@@ -116,6 +118,8 @@ class Finding:
     location: str | None = None
     detail: str | None = None
     heading: str | None = None
+    seen: str | None = field(default=None, compare=False, repr=False)
+    expected: str | None = field(default=None, compare=False, repr=False)
 
     @classmethod
     def of(
@@ -131,7 +135,13 @@ class Finding:
     ) -> Finding:
         """Returns a finding for rule ``code`` with the hint taken from the rule table."""
         rule = get_rule(code)
-        return cls(code, f"{seen}; {expected}", obj, rule.hint, location, detail, heading)
+        return cls(code, f"{seen}; {expected}", obj, rule.hint, location, detail, heading,
+                   seen, expected)
+
+    @property
+    def summary(self) -> str:
+        """Returns what was seen (the whole message when the finding has no halves)."""
+        return self.message if self.seen is None else self.seen
 
     @property
     def title(self) -> str:

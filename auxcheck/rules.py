@@ -1,6 +1,6 @@
 """The rule table: every finding's code, title and fix hint, in one place.
 
-Messages, the README's rule table and ``auxcheck rules`` are all rendered from
+Messages, docs/rules.md's rule table and ``auxcheck rules`` are all rendered from
 :data:`RULES`, so a code's wording cannot drift between them.
 """
 

@@ -25,7 +25,7 @@ _cases = 0
 
 
 def _count_properties() -> None:
-    named = properties._named
+    named = properties.guarded_body
 
     def counting(name: str, code: str, function: Callable[..., None]) -> Callable[..., None]:
         def run(**kwargs: Any) -> None:
@@ -35,7 +35,7 @@ def _count_properties() -> None:
 
         return named(name, code, run)
 
-    properties._named = counting
+    properties.guarded_body = counting
 
 
 def _count_machines() -> None:

@@ -18,7 +18,14 @@ from collections import deque
 from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["TensorRef", "dense_parts", "iter_tensors", "unique_tensors"]
+__all__ = [
+    "TensorRef",
+    "dense_parts",
+    "has_no_data",
+    "is_tensor",
+    "iter_tensors",
+    "unique_tensors",
+]
 
 TensorRef = tuple[str, Any]
 """A tensor and the path it was found under, like ``.hidden`` or ``.rows[2]``."""
@@ -166,7 +173,7 @@ def dense_parts(refs: Iterator[TensorRef] | list[TensorRef]) -> list[TensorRef]:
 def _parts(path: str, tensor: Any) -> list[TensorRef]:
     import torch
 
-    if tensor.device.type == "meta" or _is_fake(tensor):
+    if has_no_data(tensor):
         return []
     layout = tensor.layout
     if tensor.is_nested:
@@ -185,6 +192,23 @@ def _parts(path: str, tensor: Any) -> list[TensorRef]:
                          (f"{path}.row_indices()", tensor.row_indices()),
                          (f"{path}.values()", tensor.values())])
     return _strided([(path, tensor)])
+
+
+def is_tensor(value: Any) -> bool:
+    """Returns True for a torch tensor, read from its type: no plugin code runs.
+
+    ``isinstance`` (and ``torch.is_tensor``) would read a ``__class__`` property; torch
+    is never imported here, as no tensor exists before it is.
+    """
+    torch = sys.modules.get("torch")
+    return torch is not None and issubclass(type(value), torch.Tensor)
+
+
+def has_no_data(tensor: Any) -> bool:
+    """Returns True for a meta or fake tensor: shapes and dtypes, no bytes to copy or compare."""
+    if tensor.device.type == "meta":
+        return True
+    return _is_fake(tensor)
 
 
 def _is_fake(tensor: Any) -> bool:

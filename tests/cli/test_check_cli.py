@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from helpers.broken_files import BROKEN, PYTHON, Broken, write_broken
+from helpers.paths import EXAMPLES, REPO
 
 from auxcheck.cli._check_stages import (
     CheckOptions,
@@ -30,8 +31,6 @@ from auxcheck.cli.check import (
     render_table,
 )
 
-ROOT = Path(__file__).resolve().parents[2]
-EXAMPLES = ROOT / "examples"
 QUICK = ["--", "-p", "no:randomly", "-k", "(AUX104-single-copy or AUX402 or imports) and not impl"]
 """Arguments that narrow the contract stage to a few items, to keep these tests fast."""
 
@@ -361,7 +360,7 @@ NAMES = ("append_auxiliary_output, CompositeDeviceAuxiliaryOutput, "
          "CompositeHostAuxiliaryOutput")
 
 USAGE = [
-    pytest.param([str(ROOT / "no-such-folder")], f"PATH {str(ROOT / 'no-such-folder')!r} is "
+    pytest.param([str(REPO / "no-such-folder")], f"PATH {str(REPO / 'no-such-folder')!r} is "
                  "not a folder; expected a plugin project's folder", id="path-not-a-folder"),
     pytest.param(["--jobs", "0"], "argument --jobs/-j: invalid value '0'; expected a whole "
                  "number >= 1", id="jobs-zero"),
@@ -393,7 +392,7 @@ USAGE = [
 def test_bad_arguments_exit_2_naming_the_option_before_any_stage(
         args: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
     """A bad option or PATH exits 2 with `auxcheck check: error:` naming it; no stage runs."""
-    path = [] if args[0].startswith(str(ROOT)) else [str(EXAMPLES / "capture_plugin")]
+    path = [] if args[0].startswith(str(REPO)) else [str(EXAMPLES / "capture_plugin")]
     assert main([*path, *args]) == 2
     err = capsys.readouterr().err
     # The whole message; argparse may list the choices after an invalid one.
@@ -444,7 +443,7 @@ def test_an_impl_usage_error_exits_2_from_a_real_process() -> None:
     """`python -m auxcheck check --impl nonsense` exits 2 naming --impl, not --auxcheck-impl."""
     done = subprocess.run([sys.executable, "-m", "auxcheck", "check", "--impl", "nonsense",
                            str(EXAMPLES / "capture_plugin")],
-                          capture_output=True, text=True, check=False, cwd=ROOT)
+                          capture_output=True, text=True, check=False, cwd=REPO)
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr == f"auxcheck check: error: --impl: {IMPL_MISSING}\n"
 
@@ -473,7 +472,7 @@ def test_jobs_without_xdist_warns_and_runs_the_suite_on_one_process(
     done = subprocess.run(
         [sys.executable, "-c", NO_XDIST, "check", "--format", "json", "--jobs", "2",
          *ONLY_CONTRACT, str(example("capture_plugin")), "--", "-p", "no:randomly",
-         "-k", ONE_ITEM], capture_output=True, text=True, check=False, cwd=ROOT)
+         "-k", ONE_ITEM], capture_output=True, text=True, check=False, cwd=REPO)
     warning = ("--jobs 2 ignored: pytest-xdist is not installed; the contract suite runs on one "
                "process; pip install pytest-xdist")
     document = json.loads(done.stdout)
@@ -537,7 +536,7 @@ def test_check_runs_as_a_subprocess(example: Callable[[str], Path]) -> None:
     done = subprocess.run(
         [sys.executable, "-m", "auxcheck", "check", "--format", "json", "--skip", "mypy",
          str(example("legacy_plugin")), "--", "-p", "no:randomly", "-k", "imports"],
-        capture_output=True, text=True, check=False, cwd=ROOT)
+        capture_output=True, text=True, check=False, cwd=REPO)
     document = json.loads(done.stdout)
     assert done.returncode == 1
     stages = {s["stage"]: s for s in document["stages"]}
@@ -556,7 +555,7 @@ def test_quiet_keeps_pytests_output_off_stderr_but_not_the_progress(
     done = subprocess.run(
         [sys.executable, "-m", "auxcheck", "check", *(["--quiet"] if quiet else []),
          *ONLY_CONTRACT, str(plugin), "--", "-p", "no:randomly",
-         "-k", ONE_ITEM], capture_output=True, text=True, check=False, cwd=ROOT)
+         "-k", ONE_ITEM], capture_output=True, text=True, check=False, cwd=REPO)
     progress = [
         "auxcheck check: [1/4] imports skipped (--skip)",
         "auxcheck check: [2/4] mypy skipped (--skip)",

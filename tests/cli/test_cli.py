@@ -13,12 +13,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
+from helpers.paths import EXAMPLES, REPO
+from helpers.plugin_sources import FIXABLE
 
 from auxcheck.cli import SUBCOMMANDS, main
 from auxcheck.cli._common import say
-
-ROOT = Path(__file__).resolve().parents[2]
-OLD_IMPORT = "from sglang.srt.sampling.sampling_observer import CommittedTokens\n"
 
 
 def test_help_lists_every_subcommand(capsys: pytest.CaptureFixture[str]) -> None:
@@ -46,7 +45,7 @@ def test_usage_errors_exit_2_naming_the_problem(
 def test_a_reader_closing_the_pipe_ends_the_run_quietly(tmp_path: Path) -> None:
     """`auxcheck migrate --diff tree | head -1` stops without a BrokenPipeError traceback."""
     for i in range(150):
-        (tmp_path / f"plugin_{i:03}.py").write_text(OLD_IMPORT + "x = CommittedTokens\n" * 40)
+        (tmp_path / f"plugin_{i:03}.py").write_text(FIXABLE + "x = CommittedTokens\n" * 40)
     process = subprocess.Popen(
         [sys.executable, "-m", "auxcheck", "migrate", "--diff", "--jobs", "1", str(tmp_path)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -65,7 +64,7 @@ def _bad(name: str, command: str, args: list[str], message: str) -> object:
 
 
 WHOLE = "expected a whole number >= 1"
-CAPTURE = str(ROOT / "examples" / "capture_plugin")
+CAPTURE = str(EXAMPLES / "capture_plugin")
 
 USAGE_ERRORS = [
     _bad("jobs", "migrate", ["-j", "0", "."], f"argument --jobs/-j: invalid value '0'; {WHOLE}"),
@@ -111,7 +110,7 @@ def test_usage_errors_exit_2_from_the_installed_entry_point(argv: list[str],
                                                             message: str) -> None:
     """`python -m auxcheck COMMAND ...` exits 2 with the same message, from a real process."""
     done = subprocess.run([sys.executable, "-m", "auxcheck", *argv], capture_output=True,
-                          text=True, check=False, cwd=ROOT)
+                          text=True, check=False, cwd=REPO)
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr.splitlines()[-1].startswith(message)
 

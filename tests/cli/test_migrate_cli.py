@@ -12,14 +12,12 @@ from pathlib import Path
 
 import pytest
 from helpers.broken_files import BROKEN, Broken, write_broken
+from helpers.plugin_sources import FIXABLE, NEW, OLD
 
 from auxcheck.cli.migrate import DESCRIPTION, main
 from auxcheck.migrate.moves import builtin_moves, read_builtin_file
 from auxcheck.migrate.runner import run
 
-OLD = "sglang.srt.sampling.sampling_observer"
-NEW = "sglang.srt.managers.auxiliary_output"
-FIXABLE = f"from {OLD} import CommittedTokens\n"
 HUMAN = f"from {OLD} import *\n"
 
 

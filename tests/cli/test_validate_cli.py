@@ -11,13 +11,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from helpers.paths import EXAMPLES
 
 from auxcheck.cli import main
 from auxcheck.rules import RULES
 
-ROOT = Path(__file__).resolve().parents[2]
-CAPTURE = str(ROOT / "examples" / "capture_plugin")
-BROKEN = str(ROOT / "examples" / "broken_plugin")
+CAPTURE = str(EXAMPLES / "capture_plugin")
+BROKEN = str(EXAMPLES / "broken_plugin")
 
 PLUGIN_SOURCE = textwrap.dedent("""
     import torch

@@ -58,6 +58,17 @@ def test_finding_of_takes_the_hint_and_title_from_the_rule_table() -> None:
     assert finding.title == RULES["AUX204"].title
 
 
+def test_a_finding_keeps_what_was_seen_and_expected_apart_from_its_message() -> None:
+    """Finding.of keeps both halves as given, even when the seen half holds "; expected";
+    a finding built from a message alone has none, and equality reads the message only."""
+    made = Finding.of("AUX202", "a; expected b", "expected c")
+    assert (made.message, made.seen, made.expected, made.summary) == (
+        "a; expected b; expected c", "a; expected b", "expected c", "a; expected b")
+    plain = Finding("AUX202", "a; expected b; expected c", hint=made.hint)
+    assert (plain.seen, plain.expected, plain.summary) == (None, None, plain.message)
+    assert plain == made
+
+
 @pytest.mark.parametrize(("location", "detail", "expected"), [
     pytest.param(None, None, "AUX204 seen; expected; fix: {hint}", id="plain"),
     pytest.param("a.py:3:1", None, "a.py:3:1: AUX204 seen; expected; fix: {hint}",

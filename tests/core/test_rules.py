@@ -32,7 +32,7 @@ DESIGN_CODES = [
     "AUX306", "AUX401", "AUX402", "AUX403", "AUX501", "AUX502", "AUX503", "AUX504", "AUX601",
     "AUX701", "AUX702", "AUX703", "AUX704",
 ]
-"""The codes of the design document's rule table (DESIGN.md §rule codes), in its order.
+"""The codes of the product design's rule table (docs/rules.md renders auxcheck's), in its order.
 
 Recorded here so the check runs in any checkout: the design document lives outside
 this repository. A change to the design's table comes with a change to this list.

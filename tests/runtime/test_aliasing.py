@@ -11,11 +11,11 @@ import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import pytest
 import torch
+from helpers.paths import REPO
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -33,7 +33,6 @@ from auxcheck.aliasing import (
 from auxcheck.errors import CudaGraphAliasError, InvalidArgument
 from auxcheck.rules import get_rule
 
-ROOT = Path(__file__).resolve().parents[2]
 NO_CUDA = "needs a CUDA device: captures a real torch.cuda graph and reads its memory pool"
 
 
@@ -607,7 +606,7 @@ def test_all_lists_exactly_the_public_names() -> None:
 
 def _run(code_or_path: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, *code_or_path], capture_output=True, text=True,
-                          cwd=ROOT, env={**os.environ, **env}, timeout=120, check=False)
+                          cwd=REPO, env={**os.environ, **env}, timeout=120, check=False)
 
 
 def test_importing_the_module_does_not_import_torch() -> None:
@@ -621,7 +620,7 @@ def test_each_gpu_script_skips_cleanly_without_cuda(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], name: str
 ) -> None:
     """benchmarks/gpu_*.py say they skipped and exit 0 when no CUDA device is visible."""
-    script = runpy.run_path(str(ROOT / "benchmarks" / f"{name}.py"), run_name=name)
+    script = runpy.run_path(str(REPO / "benchmarks" / f"{name}.py"), run_name=name)
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)  # a no-op on CPU machines
     assert script["main"]() == 0
     assert capsys.readouterr().out == "no CUDA device: skipped\n"

@@ -13,14 +13,9 @@ from typing import Any
 import pytest
 import torch
 
-from auxcheck._runtime.loop import (
-    BatchSize,
-    OutputSource,
-    check_source,
-    infer_batch_sizes,
-    run_loop,
-    source_of,
-)
+from auxcheck._runtime.batches import BatchSize, infer_batch_sizes
+from auxcheck._runtime.loop import run_loop
+from auxcheck._runtime.output_sources import OutputSource, check_source, source_of
 from auxcheck.protocols import append_auxiliary_output
 from auxcheck.report import Report
 from auxcheck.validate import (
@@ -33,7 +28,7 @@ from auxcheck.validate import (
 Copy = Callable[[torch.Tensor], torch.Tensor]
 
 
-class Host:
+class RowsHost:
     """A correct host output: one row per committed request, read by position."""
 
     def __init__(self, rows: torch.Tensor) -> None:
@@ -51,8 +46,8 @@ class Rows:
     def __init__(self, rows: torch.Tensor) -> None:
         self.rows = rows
 
-    def copy_to_host(self, copy_tensor: Copy) -> Host:
-        return Host(copy_tensor(self.rows))
+    def copy_to_host(self, copy_tensor: Copy) -> RowsHost:
+        return RowsHost(copy_tensor(self.rows))
 
 
 class FakeEvent:
@@ -159,20 +154,20 @@ SHARED = torch.ones(3, 2)
 TWICE = Rows(torch.ones(3, 2))
 
 
-class SortingHost(Host):
+class SortingHost(RowsHost):
     def consume(self, batch: Any, commits: Any) -> None:
         batch.reqs.sort(key=lambda req: req.rid)
 
 
 class SortsRows(Rows):
-    def copy_to_host(self, copy_tensor: Copy) -> Host:
+    def copy_to_host(self, copy_tensor: Copy) -> RowsHost:
         return SortingHost(copy_tensor(self.rows))
 
 
 class KeepsCopied(Rows):
-    def copy_to_host(self, copy_tensor: Copy) -> Host:
+    def copy_to_host(self, copy_tensor: Copy) -> RowsHost:
         copy_tensor(self.rows)
-        return Host(self.rows)
+        return RowsHost(self.rows)
 
 
 BUFFER = torch.zeros(8, 2)
@@ -351,7 +346,7 @@ def test_a_forward_observer_comes_first_in_the_composite() -> None:
             super().__init__(torch.zeros(16, 1))
             self.name = name
 
-        def copy_to_host(self, copy_tensor: Copy) -> Host:
+        def copy_to_host(self, copy_tensor: Copy) -> RowsHost:
             order.append(self.name)
             return super().copy_to_host(copy_tensor)
 
@@ -404,7 +399,7 @@ def test_each_host_output_is_consumed_exactly_once() -> None:
     """Over four steps of a factory, every host output sees one consume."""
     counts: list[int] = []
 
-    class Counting(Host):
+    class Counting(RowsHost):
         def __init__(self, rows: torch.Tensor) -> None:
             super().__init__(rows)
             counts.append(0)
@@ -417,7 +412,7 @@ def test_each_host_output_is_consumed_exactly_once() -> None:
         def __init__(self) -> None:
             super().__init__(torch.zeros(3, 2))
 
-        def copy_to_host(self, copy_tensor: Copy) -> Host:
+        def copy_to_host(self, copy_tensor: Copy) -> RowsHost:
             return Counting(copy_tensor(self.rows))
 
     assert check_device_outputs(Output, steps=4).ok
@@ -428,7 +423,7 @@ def test_each_host_output_is_consumed_exactly_once() -> None:
     pytest.param(Rows(torch.zeros(4, 16)), 4, id="rows"),
     pytest.param(LayersFirst(batch=3, layers=5), 3, id="layers-first"),
     pytest.param(LayersFirst(batch=3, layers=5, positions_first=True), 3, id="fields-swapped"),
-    pytest.param(Host(torch.zeros(())), 3, id="no-dimension-to-tell"),
+    pytest.param(RowsHost(torch.zeros(())), 3, id="no-dimension-to-tell"),
 ])
 def test_the_batch_size_is_inferred_from_the_dimension_all_tensors_share(
     output: Any, expected: int
@@ -441,12 +436,12 @@ def test_the_batch_size_is_inferred_from_the_dimension_all_tensors_share(
 
 def test_an_inferred_batch_is_named_in_the_failures_it_affects() -> None:
     """An AUX202 found with an inferred batch says what was inferred and how to declare it."""
-    class Crashes(Host):
+    class Crashes(RowsHost):
         def consume(self, batch: Any, commits: Any) -> None:
             raise IndexError("always")
 
     class Output(Rows):
-        def copy_to_host(self, copy_tensor: Copy) -> Host:
+        def copy_to_host(self, copy_tensor: Copy) -> RowsHost:
             return Crashes(copy_tensor(self.rows))
 
     inferred = check_device_output(Output(torch.zeros(3, 2)))

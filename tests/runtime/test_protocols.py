@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 import torch
+from helpers.doubles import ClassRaises, NoneObserver
 
 from auxcheck._runtime.scheduler import FakeBatch, FakeReq
 from auxcheck.protocols import (
@@ -20,7 +21,7 @@ from auxcheck.protocols import (
 )
 
 
-class Host:
+class LoggingHost:
     """Records every consume call into a shared log."""
 
     def __init__(self, name: str, log: list[Any]) -> None:
@@ -30,33 +31,35 @@ class Host:
         self.log.append((self.name, batch, commits))
 
 
-class Device:
+class LoggingDevice:
     """Records each copy_to_host call into a shared log."""
 
     def __init__(self, name: str, log: list[Any]) -> None:
         self.name, self.log = name, log
         self.tensor = torch.full((2,), float(len(name)))
 
-    def copy_to_host(self, copy_tensor: Any) -> Host:
+    def copy_to_host(self, copy_tensor: Any) -> LoggingHost:
         self.log.append(self.name)
         copy_tensor(self.tensor)
-        return Host(self.name, self.log)
+        return LoggingHost(self.name, self.log)
 
     def to_pp_tensors(self) -> dict[str, torch.Tensor]:
         return {self.name: self.tensor}
 
 
-class Observer:
-    def from_pp_tensors(self, tensors: Any) -> Device:
+class LoggingDeviceObserver:
+    """Rebuilds a LoggingDevice (with a log of its own) from its one PP tensor."""
+
+    def from_pp_tensors(self, tensors: Any) -> LoggingDevice:
         (name, tensor), = tensors.items()
-        device = Device(name, [])
+        device = LoggingDevice(name, [])
         device.tensor = tensor
         return device
 
 
-def devices(*names: str) -> list[Device]:
+def devices(*names: str) -> list[LoggingDevice]:
     log: list[Any] = []
-    return [Device(name, log) for name in names]
+    return [LoggingDevice(name, log) for name in names]
 
 
 def test_repeated_append_flattens_into_one_composite_in_append_order() -> None:
@@ -104,7 +107,7 @@ def test_a_composite_copies_each_child_once_in_order() -> None:
 def test_a_composite_passes_the_same_batch_and_commits_to_every_child() -> None:
     """consume broadcasts the very same objects (``is``) to each child, in order."""
     log: list[Any] = []
-    host = CompositeHostAuxiliaryOutput((Host("a", log), Host("b", log)))
+    host = CompositeHostAuxiliaryOutput((LoggingHost("a", log), LoggingHost("b", log)))
     batch = FakeBatch([FakeReq("r")])
     commits = [CommittedTokens(0, (5,))]
     assert host.consume(batch, commits) is None
@@ -137,8 +140,9 @@ def test_pp_tensors_round_trip_through_add_and_pop() -> None:
     tensors: dict[str, Any] = {"hidden": torch.zeros(1)}
     add_auxiliary_output_to_pp_tensors(tensors, a)
     assert set(tensors) == {"hidden", f"{PP_OUTPUT_PREFIX}a"}
-    rebuilt = pop_auxiliary_output_from_pp_tensors(tensors, Observer())  # type: ignore[arg-type]
-    assert isinstance(rebuilt, Device) and rebuilt.tensor is a.tensor
+    rebuilt = pop_auxiliary_output_from_pp_tensors(
+        tensors, LoggingDeviceObserver())  # type: ignore[arg-type]
+    assert isinstance(rebuilt, LoggingDevice) and rebuilt.tensor is a.tensor
     assert set(tensors) == {"hidden"}
 
 
@@ -182,17 +186,12 @@ def test_pp_add_raises_runtime_error_on_bad_outputs(
     assert str(info.value) == message
 
 
-class NoneObserver:
-    def from_pp_tensors(self, tensors: Any) -> Any:
-        return None
-
-
 @pytest.mark.parametrize(("value", "observer", "message"), [
     pytest.param(torch.ones(1), None, "received auxiliary PP output without a sampling observer",
                  id="no-observer"),
     pytest.param(torch.ones(1), object(), "sampling observer does not support "
                  "pipeline-parallel transport", id="observer-without-from-pp"),
-    pytest.param([1.0], Observer(), "received a non-tensor auxiliary PP output",
+    pytest.param([1.0], LoggingDeviceObserver(), "received a non-tensor auxiliary PP output",
                  id="non-tensor"),
     pytest.param(torch.ones(1), NoneObserver(), "sampling observer did not reconstruct its PP "
                  "output", id="observer-returns-none"),
@@ -208,15 +207,9 @@ def test_pp_pop_raises_runtime_error_on_bad_transport(
     assert list(tensors) == [f"{PP_OUTPUT_PREFIX}x"]
 
 
-class _ClassRaises:
-    @property  # type: ignore[misc]
-    def __class__(self) -> type:  # type: ignore[override]
-        raise SystemExit("__class__")
-
-
 def test_append_never_reads_a_plugin_outputs_class_attribute() -> None:
     """The reference append type-tests by type(), so a raising __class__ property is just a leaf."""
-    first, second = _ClassRaises(), _ClassRaises()
+    first, second = ClassRaises(), ClassRaises()
     composite = append_auxiliary_output(first, second)
     assert type(composite) is CompositeDeviceAuxiliaryOutput
     assert composite.outputs == (first, second)

@@ -10,11 +10,13 @@ from typing import Any
 
 import pytest
 import torch
+from helpers.doubles import NoneObserver
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from auxcheck import report as report_module
 from auxcheck import validate as validate_module
+from auxcheck._runtime.judging import catch_escapes_and_stops
 from auxcheck._runtime.scheduler import FakeBatch, FakeReq, build_commits, snapshot_output_starts
 from auxcheck.errors import ContractViolation, InvalidArgument
 from auxcheck.protocols import CommittedTokens, CompositeDeviceAuxiliaryOutput
@@ -421,7 +423,7 @@ class PPNotCallableOutput(Rows):
     to_pp_tensors = {"rows": None}  # noqa: RUF012 - the bug under test
 
 
-class Observer:
+class PPOutputObserver:
     """Rebuilds a PPOutput from the received tensors."""
 
     def from_pp_tensors(self, tensors: Mapping[str, torch.Tensor]) -> Any:
@@ -432,12 +434,7 @@ class Observer:
 
 class RenamedObserver:
     def from_pp_tensors(self, received: Any) -> Any:
-        return Observer().from_pp_tensors(received)
-
-
-class NoneObserver:
-    def from_pp_tensors(self, tensors: Any) -> Any:
-        return None
+        return PPOutputObserver().from_pp_tensors(received)
 
 
 class RaisingObserver:
@@ -757,12 +754,12 @@ def test_device_publication_is_a_note_naming_the_kept_tensors() -> None:
 
 
 @pytest.mark.parametrize(("output", "observer", "expected"), [
-    pytest.param(PPOutput(), Observer(), [], id="round-trip"),
+    pytest.param(PPOutput(), PPOutputObserver(), [], id="round-trip"),
     pytest.param(PPOutput(), RenamedObserver(), [], id="renamed-observer-parameter"),
     pytest.param(PPOutput(), None, [], id="pp-output-without-observer"),
     pytest.param(Rows(), None, [], id="no-pp-at-all"),
-    pytest.param(Rows(), Observer(), ["AUX401"], id="pp-requested-no-to-pp-tensors"),
-    pytest.param(CompositeDeviceAuxiliaryOutput((PPOutput(),)), Observer(), ["AUX401"],
+    pytest.param(Rows(), PPOutputObserver(), ["AUX401"], id="pp-requested-no-to-pp-tensors"),
+    pytest.param(CompositeDeviceAuxiliaryOutput((PPOutput(),)), PPOutputObserver(), ["AUX401"],
                  id="composite-in-pp-mode"),
     pytest.param(PPNotCallableOutput(), None, ["AUX401"], id="to-pp-tensors-not-callable"),
     pytest.param(PPEmptyOutput(), None, ["AUX402"], id="empty-mapping"),
@@ -844,7 +841,7 @@ def test_the_fast_path_passes_exactly_what_the_guarded_check_passes(
         commits.pop()
     batch = FakeBatch(reqs)
     entries = tuple(commits) if as_tuple else commits
-    guarded = validate_module._never_raising("AUX601", "commits", entries, lambda: (
+    guarded = catch_escapes_and_stops("AUX601", "commits", entries, lambda: (
         validate_module._commits_report("commits", batch, entries)))
     assert validate_module._plainly_aligned(batch, entries) == guarded.ok
     assert check_commits(batch, entries).ok == guarded.ok
@@ -892,7 +889,7 @@ class GoodObserver:
         return None
 
     def from_pp_tensors(self, tensors: Any) -> Any:
-        return Observer().from_pp_tensors(tensors)
+        return PPOutputObserver().from_pp_tensors(tensors)
 
 
 class MissingAfterSample:

@@ -14,7 +14,7 @@ import torch  # noqa: F401
 from helpers.broken_files import BROKEN, Broken, write_broken
 from helpers.releases import REAL_CACHE
 
-import auxcheck._suite.checks
+import auxcheck._suite.item_runs
 import auxcheck.machine
 import auxcheck.migrate.scan  # noqa: F401
 from auxcheck import __version__

@@ -13,9 +13,14 @@ import textwrap
 import pytest
 import torch  # noqa: F401  (in-process pytester runs cannot import torch a second time)
 
-import auxcheck._suite.checks  # noqa: F401
+import auxcheck._suite.item_runs  # noqa: F401
 
 pytest_plugins = ["pytester"]
+
+TIMEOUT = 4
+"""pytest-timeout's limit per item, in seconds: each hang costs it once, and every item that
+does not hang finishes far inside it even on a busy machine (1 s once timed out a healthy
+item there)."""
 
 HANGING = textwrap.dedent("""
     import time
@@ -50,9 +55,9 @@ def test_a_hanging_copy_to_host_is_ended_by_pytest_timeout_not_reported_as_a_fin
     pytester.makeconftest(HANGING)
     result = pytester.runpytest_inprocess(
         "--auxcheck", "--auxcheck-profile=tiny", "-p", "no:randomly", "-p", "timeout",
-        "--timeout=1", "--timeout-method=signal", "-k", "AUX104-single-copy")
+        "--timeout", str(TIMEOUT), "--timeout-method=signal", "-k", "AUX104-single-copy")
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*Timeout (>1.0s) from pytest-timeout*"])
+    result.stdout.fnmatch_lines([f"*Timeout (>{TIMEOUT:.1f}s) from pytest-timeout*"])
     assert "raised Failed" not in result.stdout.str()
 
 
@@ -136,16 +141,17 @@ def test_each_hang_fails_one_item_once_and_the_rest_of_its_group_is_skipped(
             "import pytest\nfrom hypothesis import strategies as st\nimport hangs\n" + body)
     result = pytester.runpytest_inprocess(
         "--auxcheck", "--auxcheck-profile=tiny", "-p", "no:randomly", "-p", "timeout",
-        "--timeout=1", "--timeout-method=signal", "-rfs", "-k", "not impl and not imports")
+        "--timeout", str(TIMEOUT), "--timeout-method=signal", "-rfs",
+        "-k", "not impl and not imports")
     failed = {line.split()[1] for line in result.outlines if line.startswith("FAILED ")}
     assert failed == STOPPED
     result.stdout.fnmatch_lines_random([
         ("  seen:     `copy_to_host` of hangs.HangsCopying did not finish: pytest stopped it "
-        "(Timeout (>1.0s) from pytest-timeout.)"),
+        f"(Timeout (>{TIMEOUT:.1f}s) from pytest-timeout.)"),
         "  seen:     `consume` of hangs.HangingHost did not finish: pytest stopped it (Timeout*",
         "  seen:     `after_sample` of hangs.Observer did not finish: pytest stopped it (Timeout*",
         "  seen:     drawing a device output from the fixture's strategy did not finish: *",
         ("*AUX104: not judged, item AUX103-copy-to-host-result fails (AUX103 `copy_to_host` of "
-        "hangs.HangsCopying did not finish: pytest stopped it (Timeout (>1.0s)*"),
+        f"hangs.HangsCopying did not finish: pytest stopped it (Timeout (>{TIMEOUT:.1f}s)*"),
     ])
     assert "Traceback" not in result.stdout.str() and "raised Failed" not in result.stdout.str()

@@ -1,4 +1,5 @@
-"""Hostile plugins: whatever a plugin's objects do, every check reports a finding, never raises."""
+"""Tests for auxcheck/_core/plugin_calls.py, the safe calls into plugin code: whatever a plugin's
+objects do, every check reports a finding, never raises."""
 
 from __future__ import annotations
 
@@ -11,10 +12,11 @@ import _pytest.outcomes
 import numpy as np
 import pytest
 import torch
+from helpers.doubles import ConstantForwardObserver, NoOpHost, NoOpSamplingObserver, raises
 
 from auxcheck._core import plugin_calls
 from auxcheck._core.plugin_calls import announce, attempt, set_phase_listener
-from auxcheck._runtime.loop import covered_bytes, host_copy
+from auxcheck._runtime.copying import covered_bytes, host_copy
 from auxcheck._runtime.scheduler import FakeBatch, FakeReq
 from auxcheck.errors import InvalidArgument
 from auxcheck.protocols import CommittedTokens
@@ -30,26 +32,12 @@ from auxcheck.validate import (
 Check = Callable[[], Report]
 
 
-class Host:
-    def __init__(self, rows: Any = None) -> None:
-        self.rows = rows
-
-    def consume(self, batch: Any, commits: Any) -> None:
-        return None
-
-
 class Good:
     def __init__(self, rows: Any = None) -> None:
         self.rows = torch.zeros(3, 2) if rows is None else rows
 
     def copy_to_host(self, copy_tensor: Any) -> Any:
-        return Host(copy_tensor(self.rows))
-
-
-def raises(exc: BaseException) -> Callable[..., Any]:
-    def hostile(*args: Any, **kwargs: Any) -> Any:
-        raise exc
-    return hostile
+        return NoOpHost(copy_tensor(self.rows))
 
 
 def output(**members: Any) -> Any:
@@ -58,12 +46,12 @@ def output(**members: Any) -> Any:
 
 
 def host_output(**members: Any) -> Any:
-    """Returns an output whose copy_to_host returns a Host with ``members`` replaced."""
-    kind = type("HostileHost", (Host,), members)
+    """Returns an output whose copy_to_host returns a NoOpHost with ``members`` replaced."""
+    kind = type("HostileHost", (NoOpHost,), members)
     return output(copy_to_host=lambda self, copy: kind(copy(self.rows)))
 
 
-class ClassRaises(Good):
+class GoodWithRaisingClass(Good):
     @property  # type: ignore[misc]
     def __class__(self) -> type:  # type: ignore[override]
         raise RuntimeError("no __class__")
@@ -85,7 +73,7 @@ class SignatureRaises:
         raise RuntimeError("no signature")
 
     def __call__(self, copy_tensor: Any) -> Any:
-        return Host(copy_tensor(torch.zeros(3)))
+        return NoOpHost(copy_tensor(torch.zeros(3)))
 
 
 def with_attribute(name: str, value: Any) -> Any:
@@ -129,28 +117,8 @@ class PPObserver:
         return PPOutput(tensors["rows"])
 
 
-class Observer:
-    def is_active(self, sampling_info: Any) -> Any:
-        return True
-
-    def before_grammar(self, logits: Any, sampling_info: Any) -> Any:
-        return None
-
-    def after_sample(self, state: Any, token_ids: Any) -> Any:
-        return None
-
-
 def observer(**members: Any) -> Any:
-    return type("HostileObserver", (Observer,), members)()
-
-
-class ForwardObserver:
-    def __init__(self, returns: Any) -> None:
-        self.returns = returns
-
-    def after_forward(self, batch: Any, forward_batch: Any, logits_output: Any, *,
-                      can_run_graph: bool) -> Any:
-        return self.returns
+    return type("HostileObserver", (NoOpSamplingObserver,), members)()
 
 
 class RaisingList(list[Any]):
@@ -233,7 +201,8 @@ class NamelessError(Exception, metaclass=NamelessMeta):
     """An exception whose class name cannot be read the ordinary way."""
 
 CASES: list[Any] = [
-    pytest.param(lambda: check_device_output(ClassRaises()), [], id="class-property-raises"),
+    pytest.param(lambda: check_device_output(GoodWithRaisingClass()), [],
+                 id="class-property-raises"),
     pytest.param(lambda: check_device_output(host_output(
         __class__=property(raises(RuntimeError("no class"))))), [],
         id="host-class-property-raises"),
@@ -275,7 +244,7 @@ CASES: list[Any] = [
     pytest.param(lambda: check_sampling_observer(observer(
         before_grammar=lambda self, logits, info: setattr(info, "temperatures", None) or 1)),
         ["AUX102"], id="before-grammar-breaks-the-sampling-info"),
-    pytest.param(lambda: check_forward_observer(ForwardObserver(GetattributeRaises())),
+    pytest.param(lambda: check_forward_observer(ConstantForwardObserver(GetattributeRaises())),
                  ["AUX101"], id="after-forward-returns-a-hostile-object"),
     pytest.param(lambda: commits_with_reqs(RaisingList(), [None]), ["AUX601"],
                  id="commits-reqs-iteration-raises"),
@@ -318,7 +287,7 @@ def test_a_default_device_set_by_the_plugin_is_put_back() -> None:
     """torch.set_default_device inside copy_to_host neither breaks the check nor leaks out."""
     def copy_to_host(self: Any, copy_tensor: Any) -> Any:
         torch.set_default_device("meta")
-        return Host(copy_tensor(self.rows))
+        return NoOpHost(copy_tensor(self.rows))
 
     report = check_device_output(output(copy_to_host=copy_to_host))
     assert (report.codes, torch.get_default_device()) == ([], torch.device("cpu"))
@@ -365,12 +334,13 @@ def test_pytest_stopping_plugin_code_is_one_finding_of_the_running_call() -> Non
 def test_an_interrupted_call_passes_every_guard_around_it() -> None:
     """Nested guards (a check inside a check) all let the Interrupted through unchanged."""
     def inner() -> Any:
-        announce("AUX202", "`consume` of {}", Host())
+        announce("AUX202", "`consume` of {}", NoOpHost())
         return attempt(raises(_pytest.outcomes.Failed("Timeout")))
 
     with pytest.raises(plugin_calls.Interrupted) as info:
         attempt(attempt, inner)
-    assert (info.value.code, info.value.what) == ("AUX202", f"`consume` of {__name__}.Host")
+    assert (info.value.code, info.value.what) == (
+        "AUX202", f"`consume` of {NoOpHost.__module__}.NoOpHost")
 
 
 def test_the_guard_turns_every_other_base_exception_into_an_outcome() -> None:
@@ -395,7 +365,7 @@ def test_each_plugin_call_is_announced_under_its_rule() -> None:
 def test_announce_formats_nothing_without_a_listener() -> None:
     """Without a listener announce never renders its subjects (it stays a store)."""
     assert plugin_calls._listener is None
-    announce("AUX103", "`copy_to_host` of {}", ClassRaises())
+    announce("AUX103", "`copy_to_host` of {}", GoodWithRaisingClass())
     assert plugin_calls.phase_code("") == "AUX103"
 
 
@@ -419,7 +389,7 @@ def test_a_fake_tensor_shares_no_bytes_with_its_copy() -> None:
 
     with FakeTensorMode():
         rows = torch.zeros(3, 2)
-    hostile = output(copy_to_host=lambda self, copy: Host(copy(self.rows)[:2]))
+    hostile = output(copy_to_host=lambda self, copy: NoOpHost(copy(self.rows)[:2]))
     hostile.rows = rows
     assert check_device_output(hostile).codes == []
 
@@ -556,7 +526,7 @@ class Keeps:
 
     def copy_to_host(self, copy_tensor: Any) -> Any:
         copy_tensor(self.rows)
-        return Host(self.hide(self.rows))
+        return NoOpHost(self.hide(self.rows))
 
 
 @pytest.mark.parametrize(("hide", "seen"), [
@@ -578,7 +548,7 @@ def test_a_device_tensor_kept_out_of_sight_is_aux105_or_said_to_be_unseen(
 
 def test_a_deepcopy_that_returns_another_object_does_not_judge_that_object() -> None:
     """The batch-size retry copies the output: a __deepcopy__ swapping it cannot hide AUX202."""
-    class Crashes(Host):
+    class Crashes(NoOpHost):
         def consume(self, batch: Any, commits: Any) -> None:
             raise RuntimeError("consume")
 

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 import torch
+from helpers.doubles import ConstantForwardObserver, NoOpHost, NoOpSamplingObserver
 from helpers.processes import hang_guard
 
 from auxcheck._runtime.scheduler import FakeBatch, FakeReq
@@ -208,19 +209,13 @@ class CompositeDeviceAuxiliaryOutput:
         self.outputs = outputs
 
 
-@dataclass
-class Host:
-    def consume(self, batch: Any, commits: Any) -> None:
-        return None
-
-
 class Leaf:
     def __init__(self) -> None:
         self.rows = torch.ones(2, 3)
 
-    def copy_to_host(self, copy_tensor: Any) -> Host:
+    def copy_to_host(self, copy_tensor: Any) -> NoOpHost:
         copy_tensor(self.rows)
-        return Host()
+        return NoOpHost()
 
 
 class CountedLeaf(Leaf):
@@ -230,7 +225,7 @@ class CountedLeaf(Leaf):
         super().__init__()
         self.copies = 0
 
-    def copy_to_host(self, copy_tensor: Any) -> Host:
+    def copy_to_host(self, copy_tensor: Any) -> NoOpHost:
         self.copies += 1
         return super().copy_to_host(copy_tensor)
 
@@ -253,29 +248,12 @@ def test_a_composite_that_fans_out_exponentially_is_one_finding_in_bounded_time(
 # ---------------------------------------------------------------- arguments
 
 
-class Observer:
-    def is_active(self, sampling_info: Any) -> bool:
-        return True
-
-    def before_grammar(self, logits: Any, sampling_info: Any) -> None:
-        return None
-
-    def after_sample(self, state: Any, token_ids: Any) -> None:
-        return None
-
-
-class ForwardObserver:
-    def after_forward(self, batch: Any, forward_batch: Any, logits_output: Any, *,
-                      can_run_graph: bool) -> None:
-        return None
-
-
 @pytest.mark.parametrize("steps", [0, -1, True, 2.0])
 @pytest.mark.parametrize("check", [
     pytest.param(lambda steps: check_device_outputs(Leaf, steps=steps), id="device-outputs"),
-    pytest.param(lambda steps: check_sampling_observer(Observer(), steps=steps),
+    pytest.param(lambda steps: check_sampling_observer(NoOpSamplingObserver(), steps=steps),
                  id="sampling-observer"),
-    pytest.param(lambda steps: check_forward_observer(ForwardObserver(), steps=steps),
+    pytest.param(lambda steps: check_forward_observer(ConstantForwardObserver(), steps=steps),
                  id="forward-observer"),
 ])
 def test_no_steps_to_run_is_an_invalid_argument_not_a_vacuous_pass(check: Any, steps: Any) -> None:

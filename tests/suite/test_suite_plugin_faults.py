@@ -13,10 +13,11 @@ from typing import Any
 # torch cannot be imported twice in one process: import what pytester runs use up front.
 import pytest
 import torch
+from helpers.doubles import ClassRaises, raises
 from hypothesis import Phase, settings
 from hypothesis import strategies as st
 
-import auxcheck._suite.checks
+import auxcheck._suite.item_runs
 import auxcheck.machine  # noqa: F401
 from auxcheck import protocols
 from auxcheck.errors import ContractViolation, InvalidArgument
@@ -41,12 +42,6 @@ Dev = protocols.CompositeDeviceAuxiliaryOutput
 HostC = protocols.CompositeHostAuxiliaryOutput
 
 
-def raises(exc: BaseException) -> Callable[..., Any]:
-    def hostile(*args: Any, **kwargs: Any) -> Any:
-        raise exc
-    return hostile
-
-
 def leaves(n: int = 3) -> list[RecordingDeviceOutput]:
     return [RecordingDeviceOutput(label, [torch.arange(2)]) for label in "abc"[:n]]
 
@@ -62,12 +57,6 @@ def joining(make: Callable[[Any, Any], Any], dev: type = Dev, host: type = HostC
 
 def flat(current: Any, output: Any) -> tuple[Any, ...]:
     return protocols._children(current) + protocols._children(output)
-
-
-class ClassRaises:
-    @property  # type: ignore[misc]
-    def __class__(self) -> type:  # type: ignore[override]
-        raise SystemExit("__class__")
 
 
 class CopyExits(Dev):

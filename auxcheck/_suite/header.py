@@ -1,0 +1,110 @@
+"""The suite's one header line, and the usage error of a run that found nothing to check."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import pytest
+
+from auxcheck._core.text import plural
+from auxcheck._core.version import __version__
+from auxcheck._suite.fixture_values import fixture_location
+from auxcheck._suite.names import (
+    BATCH_SIZE_FIXTURE,
+    IMPL_GROUP,
+    OBSERVER_CHECKS,
+    PP_OBSERVER_FIXTURE,
+    STATIC_BUFFERS_FIXTURE,
+    SUBJECT_FIXTURES,
+    SUITE_NAME,
+)
+from auxcheck._suite.options import AuxcheckOptions
+from auxcheck._suite.pytest_compat import fixture_definitions, fixture_names
+
+__all__ = ["Subjects", "count_subjects", "header_line", "nothing_to_check"]
+
+
+# ---------------------------------------------------------------- header
+
+
+@dataclass(frozen=True, slots=True)
+class Subjects:
+    """How many fixture values the suite checks: device outputs and observers."""
+
+    outputs: int
+    observers: int
+
+
+def count_subjects(nodeids: Iterable[str]) -> Subjects:
+    """Returns how many device-output and observer values the items ``nodeids`` check."""
+    keys: dict[str, bool] = {}
+    for nodeid in nodeids:
+        parts = nodeid.split("::")
+        if SUITE_NAME not in parts[:2]:
+            continue
+        at = parts.index(SUITE_NAME)
+        if len(parts) == at + 3 and parts[at + 1] != IMPL_GROUP:
+            name, bracket, param = parts[-1].partition("[")
+            key = "::".join(parts[: at + 2]) + bracket + param
+            keys[key] = keys.get(key, False) or name == OBSERVER_CHECKS[0][1]
+    observers = sum(keys.values())
+    return Subjects(len(keys) - observers, observers)
+
+
+def header_line(options: AuxcheckOptions, subjects: Subjects) -> str:
+    """Returns the one header line: version, implementation, what is checked, profile."""
+    from auxcheck._suite.session import describe_impl, impl_fraction, profile_text
+
+    found = ", ".join(part for part in (
+        plural(subjects.outputs, "device output") if subjects.outputs else "",
+        plural(subjects.observers, "observer") if subjects.observers else "") if part)
+    impl = describe_impl(options.impl)
+    if impl_fraction(options) > 1:
+        impl = impl.replace("(auto)", f"(auto, 1/{impl_fraction(options)} of the examples)")
+    return (f"auxcheck {__version__}: impl={impl}, {found or 'nothing to check'}, "
+            f"profile={profile_text(options)}")
+
+
+# ---------------------------------------------------------------- nothing to check
+
+
+def nothing_to_check(session: pytest.Session) -> str:
+    """Returns the error for a run that found no fixture to check, with the closest names seen.
+
+    A fixture of the right name that gave nothing (defined in a test module, or with
+    ``params=[]``) is named with where it is and why.
+    """
+    import difflib
+
+    found = _unused_definitions(session)
+    if found:
+        return f"--auxcheck found nothing to check: {'; '.join(found)}"
+    seen = sorted(fixture_names(session))
+    close = sorted({m for name in SUBJECT_FIXTURES
+                    for m in difflib.get_close_matches(name, seen, n=3, cutoff=0.75)}
+                   | {n for n in seen if n.startswith("auxcheck_") and n not in (
+                       *SUBJECT_FIXTURES, STATIC_BUFFERS_FIXTURE, PP_OBSERVER_FIXTURE,
+                       BATCH_SIZE_FIXTURE)})
+    hint = (f"; closest fixture names seen: {', '.join(close)}" if close
+            else "; no fixture with a similar name was seen")
+    return ("--auxcheck found nothing to check: no conftest.py under the collected paths "
+            f"defines {', '.join(SUBJECT_FIXTURES)}{hint}. Define one of them (or pass "
+            "--auxcheck-impl to prove only an append/composite implementation)")
+
+
+def _unused_definitions(session: pytest.Session) -> list[str]:
+    """Returns, for each definition of a checked fixture, why it gave no item."""
+    reasons = []
+    for name in SUBJECT_FIXTURES:
+        for fixturedef in fixture_definitions(session, name):
+            path, line = fixture_location(fixturedef, session.path)
+            where = f"{path}:{line + 1}"
+            if path.name != "conftest.py":
+                reasons.append(f"{name} is defined in {where}, a test module; auxcheck reads "
+                               "it from conftest.py files only: move it to the conftest.py "
+                               "of that folder")
+            elif fixturedef.params is not None and not fixturedef.params:
+                reasons.append(f"{name} at {where} has params=[], so it gives no value to "
+                               "check; give it at least one")
+    return reasons

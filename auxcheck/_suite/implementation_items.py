@@ -1,0 +1,126 @@
+"""The implementation items: the append/composite properties and the state machine, by name."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import pytest
+
+from auxcheck._suite.groups import ItemContext, failing_item, run_item
+from auxcheck._suite.options import AuxcheckOptions
+from auxcheck._suite.session import (
+    impl_fraction,
+    implementation,
+    share_of_examples,
+    suite_settings,
+)
+from auxcheck.errors import ContractViolation, InvalidArgument
+from auxcheck.properties import Implementation, PropertyTest, property_tests
+from auxcheck.report import Finding, Report
+
+__all__ = [
+    "property_names",
+    "run_impl_check",
+    "run_properties",
+]
+
+
+# ---------------------------------------------------------------- properties
+
+
+@functools.cache
+def property_names() -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """Returns (name, rule codes) of every append/composite property, in order."""
+    return tuple((p.name, p.codes) for p in property_tests(implementation("reference")))
+
+
+def _properties(impl: Implementation, *, leaves: Any, options: AuxcheckOptions,
+                fraction: int = 1, batch_size: int | None = None) -> list[PropertyTest]:
+    """Returns the property tests under the run's settings with 1/``fraction`` of its examples."""
+    chosen = suite_settings(options, your_outputs=leaves is not None)
+    examples = share_of_examples(chosen, fraction)
+    return list(property_tests(impl, leaves=leaves, profile=chosen, max_examples=examples,
+                               batch_size=batch_size))
+
+
+def run_properties(name: str, impl: Implementation, *, leaves: Any,
+                   options: AuxcheckOptions, fraction: int = 1,
+                   batch_size: int | None = None) -> None:
+    """Runs the property ``name``; re-raises its violation without ignored codes."""
+    chosen = [p for p in _properties(impl, leaves=leaves, options=options,
+                                     fraction=fraction, batch_size=batch_size)
+              if p.name == name]
+    if not chosen:
+        raise InvalidArgument(f"no append/composite property named {name!r}")
+    try:
+        _unless_no_examples(chosen[0].codes[0], chosen[0].test, options)
+    except ContractViolation as exc:
+        kept = exc.report.without(options.ignore)
+        if kept:
+            violation = ContractViolation(kept)
+            violation.__notes__ = list(getattr(exc, "__notes__", ()))  # type: ignore[attr-defined]
+            raise violation from None
+
+
+def _unless_no_examples(code: str, test: Callable[[], None], options: AuxcheckOptions) -> None:
+    """Runs ``test``; skips the item of ``code`` when the profile runs none of its examples."""
+    import unittest
+
+    try:
+        test()
+    except unittest.SkipTest:
+        pytest.skip(f"{code}: not judged, profile {options.profile!r} runs no generated "
+                    "examples and this check has no explicit one")
+
+
+def _foreign(exc: ContractViolation, codes: Iterable[str]) -> Finding | None:
+    """Returns the first finding of a violation when none of its findings has one of ``codes``."""
+    findings = list(exc.report)
+    own = set(codes)
+    return findings[0] if findings and not any(f.code in own for f in findings) else None
+
+
+# ---------------------------------------------------------------- implementation items
+
+
+def run_impl_check(name: str, *, options: AuxcheckOptions,
+                   context: ItemContext | None = None) -> None:
+    """Runs one implementation item: a property by name, or ``machine``.
+
+    A property whose findings are all of another property's rule (an append that
+    returns a non-output breaks every property's build) is skipped naming that item
+    (``context.names``: the item of each rule): one finding per cause.
+    """
+    impl = implementation(options.impl)
+    context = context or ItemContext("impl", {}, [])
+    if name == "machine":
+        run_item("machine", context, lambda: _run_machine(impl, options))
+        return
+    codes = dict(property_names()).get(name, ())
+
+    def run() -> None:
+        try:
+            run_properties(name, impl, leaves=None, options=options,
+                           fraction=impl_fraction(options))
+        except ContractViolation as exc:
+            other = _foreign(exc, codes)
+            if other is None or other.code not in context.names:
+                raise
+            pytest.skip(f"{codes[0]}: not judged, "
+                        f"{failing_item(context, other.code, other, first=True)}")
+
+    run_item(codes[0] if codes else name, context, run)
+
+
+def _run_machine(impl: Implementation, options: AuxcheckOptions) -> None:
+    """Runs the append -> copy -> consume state machine against ``impl``."""
+    from auxcheck.machine import run_machine
+
+    chosen = suite_settings(options)
+    examples = share_of_examples(chosen, impl_fraction(options))
+    found: list[Report] = []
+    _unless_no_examples("machine", lambda: found.append(run_machine(impl, profile=chosen,
+                                                         max_examples=examples)), options)
+    found[0].without(options.ignore).raise_for_findings()
