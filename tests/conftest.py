@@ -15,7 +15,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from helpers.releases import EXAMPLES, real_release
+from helpers.paths import EXAMPLES
+from helpers.releases import real_release
 from hypothesis import core as hypothesis_core
 from hypothesis import settings
 from hypothesis.configuration import set_hypothesis_home_dir

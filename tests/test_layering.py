@@ -16,8 +16,7 @@ from functools import cache
 from pathlib import Path
 
 import pytest
-
-PACKAGE = Path(__file__).resolve().parents[1] / "auxcheck"
+from helpers.paths import PACKAGE
 
 MAX_LINES = 700
 """STYLE.md: modules stay under about 700 lines; past that they split along their rulers."""
@@ -46,7 +45,7 @@ MAY_IMPORT = {
     "guard": {"core", "runtime", "releases", "guard"},
     "cli": set(CAPABILITIES),
 }
-"""The capabilities each may import from (DESIGN.md §2); anything else is a layering break."""
+"""The capabilities each may import from (docs/architecture.md); anything else breaks layering."""
 
 FORBIDDEN_THIRD_PARTY = {
     "core": {"pytest", "_pytest"},
@@ -309,7 +308,7 @@ def test_no_module_is_over_the_size_limit() -> None:
     ("auxcheck.cli.check", "auxcheck._core.paths.is_file", False),
     ("auxcheck.cli.check", "auxcheck.migrate._helpers", True),
     ("auxcheck.migrate.files", "auxcheck.migrate._helpers", False),
-    ("auxcheck._suite.checks", "auxcheck.validate._judged", True),
+    ("auxcheck._suite.item_runs", "auxcheck.validate._judged", True),
     ("auxcheck.validate", "auxcheck.validate._judged", False),
     ("auxcheck", "auxcheck._core.version.__version__", False),
 ], ids=["public name of a private package", "private module of another package",

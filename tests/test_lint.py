@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+from helpers.paths import REPO
 
 
 def test_the_project_passes_ruff_with_its_own_configuration() -> None:

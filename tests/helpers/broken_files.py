@@ -8,11 +8,10 @@ from typing import NamedTuple
 
 import pytest
 
-OLD = "sglang.srt.sampling.sampling_observer"
-"""The module 0.5.20 moved the contract's names out of."""
+from helpers.plugin_sources import FIXABLE, OLD
 
 PYTHON = f"Python {sys.version_info[0]}.{sys.version_info[1]}"
-IMPORT = f"from {OLD} import CommittedTokens\n".encode()
+IMPORT = FIXABLE.encode()
 
 NEWER_SYNTAX = {
     (3, 10): (b"type X = int\n", "2:6", "invalid syntax"),  # PEP 695 type alias: 3.12

@@ -13,9 +13,8 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from auxcheck.releases import CACHE_ENV, Release, find_release, unpack
+from helpers.paths import REPO
 
-REPO = Path(__file__).resolve().parents[2]
-EXAMPLES = REPO / "examples"
 REAL_CACHE = Path(os.environ.get(CACHE_ENV) or REPO / ".cache" / "sglang")
 """Where the real wheels are cached for the tests."""
 

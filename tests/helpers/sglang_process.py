@@ -27,7 +27,7 @@ from typing import Any
 
 import torch
 
-from auxcheck._runtime.loop import DeferredCopy
+from auxcheck._runtime.copying import DeferredCopy
 
 CONTRACT_MODULE = "sglang.srt.managers.auxiliary_output"
 PROCESSOR_FILE = "sglang/srt/managers/scheduler_components/batch_result_processor.py"

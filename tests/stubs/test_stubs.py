@@ -19,12 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from helpers.paths import STUBS, TORCH_STANDIN, TYPED
 
 from auxcheck._releases.stubcheck import PINNED_SGLANG_VERSION, find_stubs_dir
 
-TYPED = Path(__file__).resolve().parents[1] / "typed"
-TORCH_STANDIN = TYPED / "_torch"
-STUBS = Path(__file__).resolve().parents[2] / "stubs" / "sglang-stubs"
 COMMON_CASES = sorted(path.name for path in TYPED.glob("*.py"))
 SCENARIO_CASES = {
     scenario: sorted(f"{scenario}/{path.name}" for path in (TYPED / scenario).glob("*.py"))

@@ -1,0 +1,31 @@
+"""Where the checkout's files are, for the tests: one definition of each path."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+__all__ = ["EXAMPLES", "PACKAGE", "REPO", "RUFF", "STUBS", "TESTS", "TORCH_STANDIN", "TYPED"]
+
+REPO = Path(__file__).resolve().parents[2]
+"""The root of the checkout."""
+
+PACKAGE = REPO / "auxcheck"
+"""The auxcheck package's sources."""
+
+EXAMPLES = REPO / "examples"
+"""The example plugin projects (copy one with the ``example`` fixture before writing in it)."""
+
+STUBS = REPO / "stubs" / "sglang-stubs"
+"""The shipped sglang stubs."""
+
+TESTS = REPO / "tests"
+
+TYPED = TESTS / "typed"
+"""The stub test cases, type-checked and never run."""
+
+TORCH_STANDIN = TYPED / "_torch"
+"""A small torch stub for mypy (the real torch costs mypy ~30 s cold)."""
+
+RUFF = Path(sys.executable).with_name("ruff")
+"""The ruff installed next to this Python (the project's virtual environment)."""
