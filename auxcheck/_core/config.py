@@ -15,13 +15,20 @@ from auxcheck.errors import InvalidArgument
 _TOML = "tomllib" if sys.version_info >= (3, 11) else "tomli"
 
 
-class TomlFileError(Exception):
-    """A TOML file cannot be read or parsed; ``problem`` says which, and why."""
+class ConfigFileError(Exception):
+    """A configuration file cannot be read or parsed: ``problem`` says which and why, ``fix``
+    (when given) the cure. The one error of both readers; each caller turns it into its own
+    error or verdict, naming the setting it was reading."""
 
-    def __init__(self, path: Path, problem: str) -> None:
+    def __init__(self, path: Path, problem: str, fix: str = "") -> None:
         self.path = path
         self.problem = problem
-        super().__init__(f"{path}: {problem}")
+        self.fix = fix
+        super().__init__(f"{path}: {problem}" + (f"; {fix}" if fix else ""))
+
+
+class TomlFileError(ConfigFileError):
+    """A TOML file cannot be read or parsed."""
 
 
 def load_toml(path: Path) -> dict[str, Any]:
@@ -46,14 +53,8 @@ def load_toml(path: Path) -> dict[str, Any]:
     return data
 
 
-class IniFileError(Exception):
-    """An INI file cannot be read or parsed; ``problem`` says which and why, ``fix`` the cure."""
-
-    def __init__(self, path: Path, problem: str, fix: str) -> None:
-        self.path = path
-        self.problem = problem
-        self.fix = fix
-        super().__init__(f"{path}: {problem}; {fix}")
+class IniFileError(ConfigFileError):
+    """An INI file cannot be read or parsed."""
 
 
 def load_ini(path: Path, *, strict: bool = False) -> configparser.ConfigParser:

@@ -11,7 +11,7 @@ __all__ = [
     "catches_import_error",
     "caught_names",
     "dotted_name",
-    "is_main_guard",
+    "is_main_block",
     "is_type_checking",
 ]
 
@@ -47,7 +47,7 @@ def is_type_checking(test: ast.expr) -> bool:
     return ast.unparse(test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING")
 
 
-def is_main_guard(test: ast.expr) -> bool:
+def is_main_block(test: ast.expr) -> bool:
     """Returns True for ``if __name__ == "__main__":`` (its body runs only as a script)."""
     text = ast.unparse(test).replace("'", '"')
     return text in ('__name__ == "__main__"', '"__main__" == __name__')

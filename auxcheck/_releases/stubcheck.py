@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from auxcheck._core.config import TomlFileError, load_toml
-from auxcheck._core.pyast import is_main_guard, is_type_checking
+from auxcheck._core.pyast import is_main_block, is_type_checking
 from auxcheck._core.signatures import FunctionInfo, Param, decorator_name, parse_function
 from auxcheck.releases import Release
 
@@ -189,7 +189,7 @@ def runtime_statements(body: Iterable[ast.stmt], *, stub: bool) -> Iterator[ast.
     for node in body:
         if isinstance(node, ast.If):
             # A script's `if __name__ == "__main__":` block binds nothing for importers.
-            if stub or not (is_type_checking(node.test) or is_main_guard(node.test)):
+            if stub or not (is_type_checking(node.test) or is_main_block(node.test)):
                 yield from runtime_statements(node.body, stub=stub)
             yield from runtime_statements(node.orelse, stub=stub)
         elif isinstance(node, ast.Try):

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from auxcheck._core.pyast import absolute_module, bound_names, is_main_guard, is_type_checking
+from auxcheck._core.pyast import absolute_module, bound_names, is_main_block, is_type_checking
 
 __all__ = [
     "ClassSummary",
@@ -158,7 +158,7 @@ class _Collector:
 
     def walk(self, body: Iterable[ast.stmt], *, hidden: bool = False) -> None:
         for node in body:
-            if isinstance(node, ast.If) and is_main_guard(node.test):
+            if isinstance(node, ast.If) and is_main_block(node.test):
                 self.walk(node.orelse, hidden=hidden)  # the script's block binds nothing for importers
             elif isinstance(node, ast.If):
                 self.walk(node.body, hidden=hidden or is_type_checking(node.test))
