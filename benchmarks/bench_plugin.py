@@ -115,7 +115,9 @@ def main() -> int:
     rows.append(("baseline: one test importing torch", f"{bare:.2f}", "pytest test_torch.py"))
     rows.append(("suite / baseline", f"{serial / bare:.2f}x", "target: at most 2x"))
     if not args.quick:
-        parallel = median_wall([*suite, "-n", "2"], cwd=CAPTURE, repeat=args.repeat)
+        # xdist stays on here: the serial command turns it off, and -n needs it
+        parallel = median_wall([*PYTEST, "--auxcheck", ".", "-n", "2"], cwd=CAPTURE,
+                               repeat=args.repeat)
         rows.append(("suite, -n 2", f"{parallel:.2f}",
                      "pytest --auxcheck -n 2 examples/capture_plugin"))
     on, off = off_overhead(max(5, args.repeat * 5))
