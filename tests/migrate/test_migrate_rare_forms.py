@@ -25,7 +25,8 @@ from helpers.paths import RUFF, TORCH_STANDIN
 from helpers.plugin_sources import MOVED_CLASSES, NEW, OLD
 from libcst.codemod import TransformSuccess
 
-from auxcheck.migrate.transform import _finish, migrate_source
+from auxcheck.migrate.transform import migrate_source
+from auxcheck.migrate.transform.codemod import finish
 
 VARIANTS = ("plain", "compat")
 
@@ -1304,7 +1305,7 @@ def test_a_rewrite_python_would_reject_is_never_returned() -> None:
     """The post-check compiles the rewrite: a pattern holding an f-string fails, unwritten."""
     text = 'match x:\n    case "a":\n        pass\n'
     code = 'match x:\n    case f"{a}":\n        pass\n'
-    result = _finish(TransformSuccess(warning_messages=[], code=code), text, MOVES, None, "f.py")
+    result = finish(TransformSuccess(warning_messages=[], code=code), text, MOVES, None, "f.py")
     assert (result.status, result.text) == ("failed", text)
     assert "would not compile" in result.reason
 

@@ -39,6 +39,8 @@ from auxcheck.migrate.style import (
     sort_block,
     statement_key,
 )
+from auxcheck.migrate.style.model import WRAP_MODES
+from auxcheck.migrate.style.ordering import NatOrd
 
 BLOCKS = 40  # generated blocks per configuration
 
@@ -401,7 +403,7 @@ def test_member_key_orders_constants_classes_then_variables_naturally() -> None:
 
 def test_ruff_natord_compares_leading_zeros_digit_by_digit() -> None:
     """ruff's natord compares ``x01`` and ``x1`` left-aligned, and ``.`` before digits."""
-    key = _style._NatOrd
+    key = NatOrd
     assert key("x01") < key("x1") < key("x2") < key("x10")
     assert key("a.b") < key("a1")
     assert sorted(["x10", "x9", "x09"], key=key) == ["x09", "x9", "x10"]
@@ -544,7 +546,7 @@ def test_find_style_matches_isort_own_reading_of_the_file(tmp_path: Path) -> Non
             config.force_single_line, config.order_by_type, config.case_sensitive,
             config.force_sort_within_sections, config.split_on_trailing_comma,
             config.use_parentheses, config.force_grid_wrap, config.indent)
-        assert style.wrap == _style._WRAP_MODES[int(config.multi_line_output)]
+        assert style.wrap == WRAP_MODES[int(config.multi_line_output)]
 
 
 def test_all_lists_the_public_names() -> None:

@@ -34,8 +34,6 @@ blocks through ``ruff_format`` and ``isort_format`` (which wraps with ``isort_wr
 
 from __future__ import annotations
 
-from auxcheck.migrate.style import model as _model
-from auxcheck.migrate.style import ordering as _ordering
 from auxcheck.migrate.style.config import find_style
 from auxcheck.migrate.style.model import (
     FIRST_PARTY,
@@ -69,7 +67,3 @@ __all__ = [
     "sort_block",
     "statement_key",
 ]
-
-# The tests read these through the package, under the names they had in the one module.
-_NatOrd = _ordering.NatOrd
-_WRAP_MODES = _model.WRAP_MODES

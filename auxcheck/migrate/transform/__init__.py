@@ -23,7 +23,6 @@ and the names the rewrite gives), ``writing`` (statements as the style writes th
 
 from __future__ import annotations
 
-from auxcheck.migrate.transform import codemod as _codemod
 from auxcheck.migrate.transform.codemod import (
     MigrateImportsCommand,
     MigrationResult,
@@ -31,6 +30,3 @@ from auxcheck.migrate.transform.codemod import (
 )
 
 __all__ = ["MigrateImportsCommand", "MigrationResult", "migrate_source"]
-
-# The tests call the last step of migrate_source through the package, by its old name.
-_finish = _codemod.finish
