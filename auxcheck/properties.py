@@ -316,7 +316,9 @@ def _tensor_findings(leaves: Sequence[RecordingDeviceOutput],
                      passed: Sequence[tuple[Any, ...]], log: Sequence[Any]) -> list[Finding]:
     findings = []
     for leaf, tensors in zip(leaves, passed):
-        if _any_share_bytes(tensors):
+        # Your own outputs' AUX104 is the step loop's to judge, per published leaf
+        # (children of a composite you return may share a tensor): never judged here twice.
+        if leaf.inner is None and _any_share_bytes(tensors):
             findings.append(Finding.of("AUX104", f"{leaf.label} passed overlapping tensor bytes "
                                        "to copy_tensor", "expected each distinct tensor once",
                                        leaf))
@@ -503,6 +505,7 @@ def property_tests(
     profile: Any = "auxcheck-default",
     max_examples: int | None = None,
     batch_size: int | None = None,
+    speculative: bool = False,
 ) -> tuple[PropertyTest, ...]:
     """Returns every property bound to ``impl`` as a Hypothesis test under ``profile``.
 
@@ -511,7 +514,8 @@ def property_tests(
     of your own device outputs) is mixed into the leaves; ``max_examples`` caps the
     profile's example count. Appending two leaves is always among the examples. Composites holding your outputs
     are consumed once, with a batch of ``batch_size`` requests (default: inferred from
-    your first output's tensors), as SGLang consumes them.
+    your first output's tensors), as SGLang consumes them; in a step that gives each
+    request at most one token unless ``speculative`` (speculative decoding, dLLM).
     """
     from hypothesis import example, given, settings
 
@@ -530,7 +534,7 @@ def property_tests(
         users = [leaf.inner for leaf in operand_leaves(Appended(operands))
                  if leaf.inner is not None]
         if users:  # consume the user's outputs with a batch they could have been built for
-            batch, commits = _user_step(users[0], batch_size)
+            batch, commits = _user_step(users[0], batch_size, speculative)
             check_broadcast(impl, operands, batch, commits)
             return
         for step in stream.play():
@@ -560,13 +564,14 @@ def property_tests(
     return tuple(tests)
 
 
-def _user_step(output: Any, batch_size: int | None) -> tuple[Any, Any]:
+def _user_step(output: Any, batch_size: int | None,
+               speculative: bool) -> tuple[Any, Any]:
     """Returns one step's batch snapshot and commits for a batch ``output`` was built for."""
     from auxcheck._runtime.batches import infer_batch_sizes
     from auxcheck._runtime.scheduler import SchedulerModel
 
     size = batch_size or infer_batch_sizes(output)[0].sizes[0]
-    model = SchedulerModel(seed=size)
+    model = SchedulerModel(seed=size, speculative=speculative)
     batch = model.batch(size).copy()
     return batch, model.commit(batch)
 
@@ -587,11 +592,15 @@ def run_properties(
     profile: Any = "auxcheck-default",
     max_examples: int | None = None,
     batch_size: int | None = None,
+    speculative: bool = False,
 ) -> Report:
-    """Returns a report of every property ``impl`` fails; each finding's detail is the example."""
+    """Returns a report of every property ``impl`` fails; each finding's detail is the example.
+
+    The arguments are :func:`property_tests`'s.
+    """
     report = Report(f"append/composite properties of {impl.name}")
     for prop in property_tests(impl, leaves=leaves, profile=profile, max_examples=max_examples,
-                               batch_size=batch_size):
+                               batch_size=batch_size, speculative=speculative):
         try:
             prop.test()
         except ContractViolation as exc:

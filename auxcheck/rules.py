@@ -60,6 +60,10 @@ _TABLE: tuple[tuple[str, str, str], ...] = (
                 "by the next step or replay)"),
      ("publish tensors the output owns: `clone()` views of graph buffers and of the logits, and "
       "allocate a fresh buffer each step instead of reusing one")),
+    ("AUX113", ("an observer wrote to a tensor SGLang handed it (logits, token ids, logits output, "
+                "forward batch)"),
+     ("`clone()` before editing (`logits.clone().masked_fill_(...)`); never write in place to "
+      "the tensors a hook is handed")),
     ("AUX201", "host output has no callable `consume(batch, commits)`",
      "define `consume(self, batch, commits)` taking two positional arguments"),
     ("AUX202", ("`consume` raised on a call SGLang makes: the batch its output was built for, "

@@ -67,7 +67,7 @@ def _check_steps(steps: Any) -> None:
 
 def check_device_output(
     obj: Any, *, batch_size: int | None = None, static_buffers: StaticBuffers = (),
-    pp_observer: Any = None,
+    pp_observer: Any = None, speculative: bool = False,
 ) -> Report:
     """Returns a report of every contract violation of ``obj`` as a device output.
 
@@ -78,7 +78,9 @@ def check_device_output(
     an ``auxcheck.aliasing.StaticBufferRegistry``) are matched whole-storage, so a
     ``[:bs]`` view of a max-size buffer counts. Covers AUX101-106, AUX110/111 and
     AUX201-204, and pipeline-parallel transport (AUX401-403) when ``obj`` has
-    ``to_pp_tensors`` or a ``pp_observer`` is given.
+    ``to_pp_tensors`` or a ``pp_observer`` is given. ``consume`` sees the steps stock
+    SGLang's sampling observers see (at most one new token per request); pass
+    ``speculative=True`` when the output is published under speculative decoding.
     """
     from auxcheck._runtime.output_sources import OutputSource, check_source
 
@@ -89,7 +91,7 @@ def check_device_output(
     def check() -> Report:
         report = Report(subject, list(unreadable))
         report.extend(check_source(OutputSource("instance", obj), batch_size=batch_size,
-                                   static=registry, steps=1))
+                                   static=registry, steps=1, speculative=speculative))
         report.extend(pp_findings(obj, pp_observer))
         report.findings.sort(key=lambda f: f.code)
         return report
@@ -100,13 +102,14 @@ def check_device_output(
 def check_device_outputs(
     factory: Callable[..., Any], *, batch_size: int | None = None,
     static_buffers: StaticBuffers = (), pp_observer: Any = None, steps: int = 3,
+    speculative: bool = False,
 ) -> Report:
     """Returns a report of the device outputs ``factory`` makes, one per step of SGLang's loop.
 
     ``factory`` takes no argument, or the step's batch (then every step's batch is built
     for it). Each step's output is copied right after its forward and consumed after
     the next one, so an output whose tensors the next call overwrites is AUX112; every
-    rule of :func:`check_device_output` applies to each output.
+    rule of :func:`check_device_output` applies to each output (``speculative`` as there).
     """
     from auxcheck._runtime.output_sources import (
         OutputSource,
@@ -125,7 +128,7 @@ def check_device_outputs(
         kind = "factory" if source.kind == "instance" else source.kind
         report = Report(subject, list(unreadable))
         report.extend(check_source(OutputSource(kind, factory), batch_size=batch_size,
-                                   static=registry, steps=steps))
+                                   static=registry, steps=steps, speculative=speculative))
         sample = sample_output(OutputSource(kind, factory), batch_size)
         if sample is not None:
             report.extend(pp_findings(sample, pp_observer))
@@ -135,13 +138,15 @@ def check_device_outputs(
     return catch_escapes_and_stops("AUX103", subject, factory, check)
 
 
-def check_host_output(obj: Any, *, batch_size: int | None = None) -> Report:
+def check_host_output(obj: Any, *, batch_size: int | None = None,
+                      speculative: bool = False) -> Report:
     """Returns a report of every contract violation of ``obj`` as a host output (AUX201-204).
 
     ``consume`` is called exactly once, as SGLang calls it: with a batch of
     ``batch_size`` requests (default: inferred from the tensors ``obj`` holds) in the
     middle of generation, where requests decode, finish, abort or get no token, and
-    commits built as the scheduler builds them.
+    commits built as the scheduler builds them; with ``speculative``, some requests get
+    several tokens in the step, as under speculative decoding.
     """
     from auxcheck._runtime.batches import BatchSize, batch_noted, infer_batch_sizes
     from auxcheck._runtime.loop import run_loop
@@ -153,7 +158,8 @@ def check_host_output(obj: Any, *, batch_size: int | None = None) -> Report:
     def check() -> Report:
         report = Report(subject)
         size = BatchSize((batch_size,)) if batch_size else infer_batch_sizes(obj)[0]
-        for finding in run_loop(lambda forward: HostOnly(obj), size=size, steps=1):
+        for finding in run_loop(lambda forward: HostOnly(obj), size=size, steps=1,
+                                speculative=speculative):
             report.add(batch_noted(finding, size.how))
         return report
 
@@ -372,7 +378,7 @@ def _length(value: Any) -> int | None:
 
 def check_sampling_observer(
     obj: Any, *, device_output: Any = None, batch_size: int | None = None,
-    static_buffers: StaticBuffers = (), steps: int = 4,
+    static_buffers: StaticBuffers = (), steps: int = 4, speculative: bool = False,
 ) -> Report:
     """Returns a report of ``obj`` as a SamplingObserver, run through SGLang's step loop.
 
@@ -382,15 +388,17 @@ def check_sampling_observer(
     by every replay), and each output it publishes is judged as SGLang runs it
     (AUX101-106, AUX110-112, AUX201-204). A ``from_pp_tensors`` of the wrong shape is
     AUX403; with ``device_output`` given, its PP tensors are sent through
-    ``obj.from_pp_tensors`` and compared (AUX401-403).
+    ``obj.from_pp_tensors`` and compared (AUX401-403). Steps give each request one token
+    at most, as stock SGLang runs no sampling observer under speculative decoding or
+    dLLM; ``speculative=True`` for a model runner that does.
     """
     return _observer_check("sampling", obj, batch_size, static_buffers, steps, functools.partial(
-        sampling_report, obj, device_output=device_output))
+        sampling_report, obj, device_output=device_output, speculative=speculative))
 
 
 def check_forward_observer(
     obj: Any, *, sampling_observer: Any = None, batch_size: int | None = None,
-    static_buffers: StaticBuffers = (), steps: int = 4,
+    static_buffers: StaticBuffers = (), steps: int = 4, speculative: bool = False,
 ) -> Report:
     """Returns a report of ``obj`` as a ForwardObserver (SGLang main), run through the step loop.
 
@@ -398,9 +406,11 @@ def check_forward_observer(
     after each forward; on decode steps ``logits_output`` holds views of the CUDA graph's
     persistent outputs. With ``sampling_observer`` its output is composed after the
     forward output, as SGLang composes them. An ill-shaped or raising hook is AUX102.
+    ``speculative`` as in :func:`check_sampling_observer` (SGLang main refuses forward
+    observers under speculative decoding and dLLM too).
     """
     return _observer_check("forward", obj, batch_size, static_buffers, steps, functools.partial(
-        forward_report, obj, sampling_observer=sampling_observer))
+        forward_report, obj, sampling_observer=sampling_observer, speculative=speculative))
 
 
 def _observer_check(kind: str, obj: Any, batch_size: int | None,

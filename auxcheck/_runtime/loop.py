@@ -53,13 +53,15 @@ Producer = Callable[[Forward], Any]
 
 def run_loop(produce: Producer, *, size: BatchSize, steps: int,
              static: StaticBufferRegistry | None = None, overlap: bool = True,
-             seed: int = 0) -> list[Finding]:
+             seed: int = 0, speculative: bool = False) -> list[Finding]:
     """Runs ``steps`` steps of SGLang's loop with ``produce`` publishing; returns the findings.
 
     Each code is reported from the first step that shows it. ``overlap=False`` runs the
-    non-overlap loop (the copy completes before the next forward).
+    non-overlap loop (the copy completes before the next forward). ``speculative`` lets
+    steps commit several tokens to a request, as speculative decoding does; leave it off
+    for what stock SGLang's sampling observers publish (it never runs them under it).
     """
-    model = SchedulerModel(seed=seed)
+    model = SchedulerModel(seed=seed, speculative=speculative)
     graph = GraphOutputs(max_rows=max(size.sizes), seed=seed)
     registries = [r for r in (static, graph.registry()) if r is not None]
     queue: deque[tuple[int, FakeBatch, list[PublishedLeaf]]] = deque()

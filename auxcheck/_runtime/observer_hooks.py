@@ -1,12 +1,19 @@
-"""Observers' hooks run as SGLang's model runner calls them: producers for the step loop."""
+"""Observers' hooks run as SGLang's model runner calls them: producers for the step loop.
+
+Every tensor SGLang hands a hook is held right before the call and compared right after
+it (:mod:`auxcheck._runtime.handed`): a hook that wrote to one is AUX113, and the loop
+goes on.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from auxcheck._core.plugin_calls import MISSING, announce, attempt, kind_name, lookup
 from auxcheck._runtime.batches import OBSERVER_SIZES, BatchSize
 from auxcheck._runtime.forward import FakeSamplingInfo, Forward
+from auxcheck._runtime.handed import HandedWrites, hold, sampler_failed, written
 from auxcheck._runtime.loop import HookFailed, Producer, run_loop
 from auxcheck.protocols import append_auxiliary_output
 from auxcheck.report import Finding, Report, describe
@@ -14,7 +21,7 @@ from auxcheck.report import Finding, Report, describe
 if TYPE_CHECKING:
     from auxcheck.aliasing import StaticBufferRegistry
 
-__all__ = ["check_observers", "forward_producer", "sampling_producer"]
+__all__ = ["ObserverProducer", "check_observers", "forward_producer", "sampling_producer"]
 
 
 def _hook(observer: Any, name: str, *args: Any, **kwargs: Any) -> Any:
@@ -42,30 +49,69 @@ def _truth(observer: Any, name: str, value: Any) -> bool:
     return bool(outcome.value)
 
 
-def sampling_producer(observer: Any) -> Producer:
+class ObserverProducer:
+    """A producer running an observer's hooks; ``writes`` keeps what they wrote to the
+    tensors SGLang handed them (AUX113), from the first step that shows any."""
+
+    __slots__ = ("_run", "writes")
+
+    def __init__(self, run: Callable[[Forward, HandedWrites], Any]) -> None:
+        self._run = run
+        self.writes = HandedWrites()
+
+    def __call__(self, forward: Forward) -> Any:
+        return self._run(forward, self.writes)
+
+
+_SAMPLING_PASSES_ON = "grammar mask, sampler"
+_FORWARD_PASSES_ON = "sampling, the scheduler"
+
+
+def _watched(observer: Any, name: str, handed: Sequence[tuple[str, Any]],
+             passes_on: str, step: int, *args: Any, **kwargs: Any
+             ) -> tuple[Any, list[Finding]]:
+    """Returns what hook ``name`` returned, and AUX113 for what it wrote of ``handed``."""
+    held = hold(handed)
+    value = _hook(observer, name, *args, **kwargs)
+    return value, written(held, f"{name} at step {step + 1}", passes_on, observer)
+
+
+def sampling_producer(observer: Any) -> ObserverProducer:
     """Returns a producer running ``observer``'s hooks as ``ModelRunner.sample`` does.
 
     ``is_active`` gates it; ``before_grammar`` gets the logits (a view of the graph's
     output on decode steps), which the sampler then scales in place by the temperatures;
     ``after_sample`` gets the sampled ids unless the state was None.
     """
-    def produce(forward: Forward) -> Any:
-        info = forward.forward_batch.sampling_info
-        if not _truth(observer, "is_active", _hook(observer, "is_active", info)):
-            return None
-        logits = forward.logits_output.next_token_logits
-        state = _hook(observer, "before_grammar", logits, info)
-        sampled = attempt(_sample, logits, info)
-        if sampled.error is not None:
-            raise HookFailed(Finding.of(
-                "AUX102", f"the sampler could not run after before_grammar: "
-                f"{kind_name(sampled.error)}", "expected the hooks to leave the logits and "
-                "sampling info as SGLang passed them", observer, detail=sampled.detail))
-        if state is None:
-            return None
-        return _hook(observer, "after_sample", state, sampled.value)
+    return ObserverProducer(lambda forward, writes: _sample_step(observer, forward, writes))
 
-    return produce
+
+def _sample_step(observer: Any, forward: Forward, writes: HandedWrites) -> Any:
+    info, step = forward.forward_batch.sampling_info, forward.step
+    active, wrote = _watched(observer, "is_active", [("sampling_info", info)],
+                             _SAMPLING_PASSES_ON, step, info)
+    writes.add(step, wrote)
+    if not _truth(observer, "is_active", active):
+        return None
+    logits = forward.logits_output.next_token_logits
+    state, wrote = _watched(observer, "before_grammar",
+                            [("logits", logits), ("sampling_info", info)],
+                            _SAMPLING_PASSES_ON, step, logits, info)
+    sampled = attempt(_sample, logits, info)
+    if sampled.error is not None and wrote:  # the hook's write is why SGLang would fail
+        wrote[0] = sampler_failed(wrote[0], kind_name(sampled.error), sampled.detail)
+    writes.add(step, wrote)
+    if sampled.error is not None:
+        raise HookFailed(wrote[0] if wrote else Finding.of(
+            "AUX102", f"the sampler could not run after before_grammar: "
+            f"{kind_name(sampled.error)}", "expected the hooks to leave the logits and "
+            "sampling info as SGLang passed them", observer, detail=sampled.detail))
+    if state is None:
+        return None
+    output, wrote = _watched(observer, "after_sample", [("token_ids", sampled.value)],
+                             "the ids it commits to the requests", step, state, sampled.value)
+    writes.add(step, wrote)
+    return output
 
 
 def _sample(logits: Any, info: FakeSamplingInfo) -> Any:
@@ -73,18 +119,20 @@ def _sample(logits: Any, info: FakeSamplingInfo) -> Any:
     return logits.argmax(dim=-1)
 
 
-def forward_producer(observer: Any, sampling: Any = None) -> Producer:
+def forward_producer(observer: Any, sampling: Any = None) -> ObserverProducer:
     """Returns a producer running ``after_forward`` right after the forward, then sampling.
 
     The forward output comes first in the composite, as SGLang main composes them.
     """
-    then = None if sampling is None else sampling_producer(sampling)
-
-    def produce(forward: Forward) -> Any:
-        output = _hook(observer, "after_forward", forward.batch, forward.forward_batch,
-                       forward.logits_output, can_run_graph=forward.can_run_graph)
-        if then is not None:
-            sampled = then(forward)
+    def run(forward: Forward, writes: HandedWrites) -> Any:
+        output, wrote = _watched(
+            observer, "after_forward", [("forward_batch", forward.forward_batch),
+                                        ("logits_output", forward.logits_output)],
+            _FORWARD_PASSES_ON, forward.step, forward.batch, forward.forward_batch,
+            forward.logits_output, can_run_graph=forward.can_run_graph)
+        writes.add(forward.step, wrote)
+        if sampling is not None:
+            sampled = _sample_step(sampling, forward, writes)
             composed = attempt(append_auxiliary_output, output, sampled)
             if composed.error is not None:
                 raise HookFailed(Finding.of(
@@ -94,16 +142,18 @@ def forward_producer(observer: Any, sampling: Any = None) -> Producer:
             output = composed.value
         return output
 
-    return produce
+    return ObserverProducer(run)
 
 
 def check_observers(produce: Producer, *, subject: str, batch_size: int | None = None,
                     static: StaticBufferRegistry | None = None, steps: int = 4,
                     overlap: bool = True, seed: int = 0,
-                    published: list[int] | None = None) -> Report:
+                    published: list[int] | None = None, speculative: bool = False) -> Report:
     """Returns the findings of the outputs ``produce`` publishes over ``steps`` steps.
 
-    ``published``, when given, gets the number of each step that published an output.
+    ``published``, when given, gets the number of each step that published an output;
+    ``speculative`` gives steps that commit several tokens to a request (stock SGLang
+    runs no observer under speculative decoding or dLLM).
     """
     def counted(forward: Forward) -> Any:
         output = produce(forward)
@@ -112,7 +162,11 @@ def check_observers(produce: Producer, *, subject: str, batch_size: int | None =
         return output
 
     sizes = BatchSize((batch_size,) if batch_size else OBSERVER_SIZES)
+    found = run_loop(counted, size=sizes, steps=steps, static=static, overlap=overlap,
+                     seed=seed, speculative=speculative)
+    if isinstance(produce, ObserverProducer):
+        # The producer keeps AUX113 itself (the loop sees one only when it stopped a step).
+        found = [f for f in found if f.code != "AUX113"] + produce.writes.take()
     report = Report(subject)
-    report.extend(run_loop(counted, size=sizes, steps=steps, static=static, overlap=overlap,
-                           seed=seed))
+    report.extend(sorted(found, key=lambda f: f.code))
     return report

@@ -40,10 +40,11 @@ def _hook_findings(obj: Any) -> list[Finding]:
 
 def sampling_report(obj: Any, *, device_output: Any = None, batch_size: int | None,
                     static: StaticBufferRegistry, steps: int = 4,
-                    found: Sequence[Finding] = (), published: list[int] | None = None
-                     ) -> Report:
-    """Returns :func:`auxcheck.validate.check_sampling_observer`'s report, ``found`` first; ``published`` gets
-    the steps at which the observer published an output."""
+                    found: Sequence[Finding] = (), published: list[int] | None = None,
+                    speculative: bool = False) -> Report:
+    """Returns :func:`auxcheck.validate.check_sampling_observer`'s report, ``found`` first;
+    ``published`` gets the steps at which the observer published an output; ``speculative``
+    gives steps that commit several tokens to a request."""
     from auxcheck._runtime.observer_hooks import check_observers, sampling_producer
 
     report = Report(f"sampling observer {type_name(obj)}", list(found))
@@ -51,7 +52,7 @@ def sampling_report(obj: Any, *, device_output: Any = None, batch_size: int | No
     if not report:
         report.extend(check_observers(sampling_producer(obj), subject=report.subject,
                                       batch_size=batch_size, static=static, steps=steps,
-                                      published=published))
+                                      published=published, speculative=speculative))
     has_from_pp = lookup(obj, "from_pp_tensors")
     if has_from_pp.value is not MISSING or has_from_pp.error is not None:
         report.extend(method_findings(obj, "from_pp_tensors", ["tensors"],
@@ -64,10 +65,10 @@ def sampling_report(obj: Any, *, device_output: Any = None, batch_size: int | No
 
 def forward_report(obj: Any, *, sampling_observer: Any = None, batch_size: int | None,
                    static: StaticBufferRegistry, steps: int = 4,
-                   found: Sequence[Finding] = (), published: list[int] | None = None
-                    ) -> Report:
-    """Returns :func:`auxcheck.validate.check_forward_observer`'s report (``found`` and ``published`` as in
-    :func:`sampling_report`)."""
+                   found: Sequence[Finding] = (), published: list[int] | None = None,
+                   speculative: bool = False) -> Report:
+    """Returns :func:`auxcheck.validate.check_forward_observer`'s report (``found``,
+    ``published`` and ``speculative`` as in :func:`sampling_report`)."""
     from auxcheck._runtime.observer_hooks import check_observers, forward_producer
 
     report = Report(f"forward observer {type_name(obj)}", list(found))
@@ -79,7 +80,8 @@ def forward_report(obj: Any, *, sampling_observer: Any = None, batch_size: int |
     if not report:
         report.extend(check_observers(forward_producer(obj, sampling_observer),
                                       subject=report.subject, batch_size=batch_size,
-                                      static=static, steps=steps, published=published))
+                                      static=static, steps=steps, published=published,
+                                      speculative=speculative))
     return report
 
 

@@ -79,19 +79,21 @@ def source_of(value: Any) -> OutputSource:
 
 def check_source(source: OutputSource, *, batch_size: int | None = None,
                  static: StaticBufferRegistry | None = None, steps: int = 3,
-                 overlap: bool = True, seed: int = 0) -> Report:
+                 overlap: bool = True, seed: int = 0, speculative: bool = False) -> Report:
     """Returns the findings of the outputs ``source`` yields, run through SGLang's loop.
 
     An instance is one step; factories run ``steps`` steps, a fresh output each. The
     batch is known for a factory taking it, declared by ``batch_size``, or inferred:
     then up to three likely sizes are tried, the first one SGLang could have built the
     output for (no AUX202/203) wins, and the findings it affects name the inference.
+    ``speculative`` gives consume multi-token steps (see :func:`run_loop`).
     """
     report = Report(f"device output {describe(source.value)}")
     if source.kind == "batch-factory":
         sizes = BatchSize((batch_size,) if batch_size else OBSERVER_SIZES)
         report.extend(run_loop(_batch_factory(source.value), size=sizes, steps=steps,
-                               static=static, overlap=overlap, seed=seed))
+                               static=static, overlap=overlap, seed=seed,
+                               speculative=speculative))
         return report
     runs = 1 if source.kind == "instance" else steps
     try:
@@ -106,7 +108,7 @@ def check_source(source: OutputSource, *, batch_size: int | None = None,
         if output is None:
             break
         findings = run_loop(_outputs(source, output), size=size, steps=runs, static=static,
-                            overlap=overlap, seed=seed)
+                            overlap=overlap, seed=seed, speculative=speculative)
         results.append((size, findings))
         if not any(f.code in _BATCH_CODES for f in findings):
             break

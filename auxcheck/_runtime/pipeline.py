@@ -23,11 +23,15 @@ from auxcheck.report import Finding, describe
 __all__ = ["pp_findings"]
 
 
-def pp_findings(obj: Any, pp_observer: Any) -> list[Finding]:
-    """Returns AUX401-403 findings for PP transport of ``obj`` (none when PP is not in play)."""
+def pp_findings(obj: Any, pp_observer: Any, *, crosses: bool = False) -> list[Finding]:
+    """Returns AUX401-403 findings for PP transport of ``obj``.
+
+    PP is in play when ``obj`` has ``to_pp_tensors``, a ``pp_observer`` receives it, or
+    ``crosses`` declares that it crosses pipeline-parallel stages; otherwise there is none.
+    """
     to_pp = lookup(obj, "to_pp_tensors")
     absent = to_pp.error is not None or to_pp.value is MISSING
-    if absent and pp_observer is None:
+    if absent and pp_observer is None and not crosses:
         return []
     if absent or not callable(to_pp.value):
         return [Finding.of("AUX401", "pipeline-parallel transport needs `to_pp_tensors`, "

@@ -8,11 +8,13 @@ tokens, then builds one ``CommittedTokens`` per request from the lengths after i
 a scheduler error.
 
 :class:`SchedulerModel` drives requests through the steps a real server takes:
-prefill (a chunked one gives no token yet), decode, speculative decode (several
-tokens), finish (a stop string may hide the last token), abort (finished with no
-``finished_len``) and retraction. Requests have ``array('q')`` outputs as SGLang's
-``Req`` has, and their rids are in no particular order, so a plugin that sorts
-``batch.reqs`` in place is seen. Importing this module does not import torch.
+prefill (a chunked one gives no token yet), decode, finish (a stop string may hide
+the last token), abort (finished with no ``finished_len``) and retraction; speculative
+decode (several tokens a step) only when asked for: stock SGLang runs no sampling
+observer under it (``ModelRunner.supports_sampling_observer`` is False under
+speculative decoding and dLLM, and the ``sampling_observer`` setter then raises).
+Requests have ``array('q')`` outputs as SGLang's ``Req`` has, and their rids are in
+no particular order, so a plugin that sorts ``batch.reqs`` in place is seen. Importing this module does not import torch.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ __all__ = [
     "build_commits",
     "describe_events",
     "snapshot_output_starts",
+    "step_kinds",
     "visible_output_len",
 ]
 
@@ -131,6 +134,17 @@ _PATTERN = (Event.SPECULATIVE, Event.DECODE, Event.FINISH, Event.DECODE, Event.A
             Event.DECODE, Event.RETRACT)
 
 
+def step_kinds(*, speculative: bool) -> tuple[Event, ...]:
+    """Returns what can happen to a request in one step of the model, in the order steps name them.
+
+    Without ``speculative`` every request gets at most one new token a step, as under
+    stock SGLang's sampling observers.
+    """
+    return tuple(e for e in (Event.CHUNKED, Event.DECODE, Event.SPECULATIVE, Event.FINISH,
+                             Event.ABORT, Event.RETRACT)
+                 if speculative or e is not Event.SPECULATIVE)
+
+
 class SchedulerModel:
     """Builds each step's batch and commits its tokens, as SGLang's scheduler does.
 
@@ -140,11 +154,14 @@ class SchedulerModel:
     taken when the step was queued) and returns the commits built from the visible
     lengths before and after. A request finished at step N may still be in batch N+1
     (the overlap loop forms N+1 before processing N); it then gets a None commit.
-    Deterministic for a given ``seed``.
+    ``speculative`` lets steps commit several tokens to one request (speculative
+    decoding, dLLM); without it a request decodes where it would have. Deterministic
+    for a given ``seed``.
     """
 
-    def __init__(self, *, seed: int = 0) -> None:
+    def __init__(self, *, seed: int = 0, speculative: bool = False) -> None:
         self._rng = random.Random(seed)
+        self.speculative = speculative
         self._running: list[FakeReq] = []
         self._step = 0
         self._admitted = 0
@@ -189,7 +206,8 @@ class SchedulerModel:
     def _event(self, index: int, req: FakeReq) -> Event:
         if not req.output_ids:
             return Event.CHUNKED if (self._step + index) % 3 == 1 else Event.DECODE
-        return _PATTERN[(3 * self._step + index) % len(_PATTERN)]
+        event = _PATTERN[(3 * self._step + index) % len(_PATTERN)]
+        return event if self.speculative or event is not Event.SPECULATIVE else Event.DECODE
 
     def _apply(self, req: FakeReq, event: Event) -> None:
         token = self._rng.randrange(0, 32000)

@@ -101,6 +101,11 @@ def _parser() -> CommandParser:
     parser.add_argument("--batch-size", type=positive_int, default=None, metavar="N",
                         help="the number of requests the outputs are built for (default: "
                         "inferred from their tensors' shapes, and said so in the findings)")
+    parser.add_argument("--speculative", action="store_true",
+                        help="the outputs are published under speculative decoding or dLLM (a "
+                        "model runner that allows observers there): consume then sees steps "
+                        "that commit several tokens to a request (default: one at most, as "
+                        "stock SGLang runs no observer under them)")
     parser.add_argument("--path", action="append", default=[], metavar="DIR",
                         help="directory to put first on sys.path (repeatable; the current "
                         "directory is always importable)")
@@ -128,6 +133,7 @@ def _run(options: argparse.Namespace, ignored: frozenset[str]) -> list[_Result]:
     targets: list[str] = options.targets
     request = {"targets": targets, "ignore": sorted(ignored), "pp_observer": options.pp_observer,
                "static_buffers": options.static_buffers, "batch_size": options.batch_size,
+               "speculative": options.speculative,
                "sys_path": _sys_path(options.path),
                "cwd": os.getcwd(), "environ": dict(os.environ)}
     results: dict[int, _Result] = {}
@@ -368,7 +374,8 @@ def _checked(request: Mapping[str, Any], spec: str, channel: Channel) -> Report:
                                                                     channel)
     loaded = _load(spec, channel, code=_LOAD_CODE, key=None, role="")
     obj = _materialize(spec, channel, loaded, code=_LOAD_CODE, role="")
-    return _check(spec, obj, _factory(loaded), buffers, observer, request["batch_size"])
+    return _check(spec, obj, _factory(loaded), buffers, observer, request["batch_size"],
+                  bool(request.get("speculative")))
 
 
 class _NotLoaded(Exception):
@@ -419,7 +426,7 @@ def _factory(loaded: Any) -> Any:
 
 
 def _check(spec: str, obj: Any, factory: Any, buffers: Any, observer: Any,
-           size: int | None) -> Report:
+           size: int | None, speculative: bool = False) -> Report:
     """Returns one report holding every check that applies to ``obj``."""
     from auxcheck import validate
     from auxcheck._core.plugin_calls import announce
@@ -433,22 +440,27 @@ def _check(spec: str, obj: Any, factory: Any, buffers: Any, observer: Any,
         if factory is not None and "copy_to_host" in kinds:  # several steps, a fresh output each
             announce("AUX103", f"the device-output checks of {spec}")
             report.extend(validate.check_device_outputs(
-                factory, batch_size=size, static_buffers=buffers, pp_observer=observer))
+                factory, batch_size=size, static_buffers=buffers, pp_observer=observer,
+                speculative=speculative))
         elif "copy_to_host" in kinds or not (kinds or observes or forward):
             announce("AUX103", f"the device-output checks of {spec}")
             report.extend(validate.check_device_output(
-                obj, batch_size=size, static_buffers=buffers, pp_observer=observer))
+                obj, batch_size=size, static_buffers=buffers, pp_observer=observer,
+                speculative=speculative))
         if "consume" in kinds:
             announce("AUX202", f"the host-output checks of {spec}")
-            report.extend(validate.check_host_output(obj, batch_size=size))
+            report.extend(validate.check_host_output(obj, batch_size=size,
+                                                     speculative=speculative))
         if observes:
             announce("AUX102", f"the sampling-observer checks of {spec}")
             report.extend(validate.check_sampling_observer(obj, batch_size=size,
-                                                           static_buffers=buffers))
+                                                           static_buffers=buffers,
+                                                           speculative=speculative))
         if forward:
             announce("AUX102", f"the forward-observer checks of {spec}")
             report.extend(validate.check_forward_observer(obj, batch_size=size,
-                                                          static_buffers=buffers))
+                                                          static_buffers=buffers,
+                                                          speculative=speculative))
     except InvalidArgument as exc:
         raise UsageError(f"--static-buffers: {exc}") from None
     return report

@@ -389,3 +389,58 @@ def test_a_forward_observer_is_run_through_the_step_loop(
     code, out, _ = run(capsys, "--path", plugin_dir, "tmp_plugin_mod:GraphView")
     assert code == 1
     assert "AUX110" in out and "CUDA-graph output hidden_states" in out
+
+
+MASKING_SOURCE = textwrap.dedent("""
+    import torch
+
+    class Host:
+        def consume(self, batch, commits):
+            return None
+
+    class Rows:
+        def __init__(self, rows):
+            self.rows = rows
+
+        def copy_to_host(self, copy_tensor):
+            copy_tensor(self.rows)
+            return Host()
+
+    class Masking:
+        def is_active(self, info):
+            return True
+
+        def before_grammar(self, logits, info):
+            kth = logits.topk(5, dim=-1).values[:, -1:]
+            logits.masked_fill_(logits < kth, float("-inf"))
+            return logits.topk(2, dim=-1).values.clone()
+
+        def after_sample(self, state, token_ids):
+            return Rows(state)
+
+    class MasksAClone(Masking):
+        def before_grammar(self, logits, info):
+            return super().before_grammar(logits.clone(), info)
+""")
+
+
+@pytest.mark.parametrize(("target", "status"), [
+    pytest.param("tmp_masking_mod:Masking", 1, id="masks-the-logits-in-place"),
+    pytest.param("tmp_masking_mod:MasksAClone", 0, id="masks-a-clone"),
+])
+def test_an_observer_writing_to_the_logits_it_was_handed_is_aux113(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, target: str, status: int
+) -> None:
+    """validate runs the observer's hooks: masking the logits in place is AUX113, a clone is not."""
+    (tmp_path / "tmp_masking_mod.py").write_text(MASKING_SOURCE)
+    try:
+        code, out, _ = run(capsys, "--path", str(tmp_path), target)
+    finally:
+        sys.modules.pop("tmp_masking_mod", None)
+    assert code == status
+    if status:
+        assert out.splitlines()[1].startswith(
+            "  AUX113 before_grammar at step 1 wrote to `logits` [3, 32] float32: 81 of 96 "
+            "values changed; expected the observer to leave what SGLang handed it as it was")
+    else:
+        assert out == f"{target}: ok\n\n0 findings in 1 object\n"

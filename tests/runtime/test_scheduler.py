@@ -13,6 +13,7 @@ from auxcheck._runtime.scheduler import (
     SchedulerModel,
     build_commits,
     snapshot_output_starts,
+    step_kinds,
     visible_output_len,
 )
 from auxcheck.errors import SchedulerError
@@ -99,16 +100,34 @@ def test_batches_are_never_in_rid_order(size: int) -> None:
         model.commit(batch.copy())
 
 
-def test_steps_cover_every_event_and_commits_follow_visible_lengths() -> None:
-    """Over a few steps requests decode, speculate, chunk, finish, abort and retract."""
-    model = SchedulerModel(seed=1)
+@pytest.mark.parametrize("speculative", [False, True])
+def test_steps_cover_every_kind_asked_for_and_commits_follow_visible_lengths(
+        speculative: bool) -> None:
+    """Over a few steps requests decode, chunk, finish, abort, retract (and speculate if asked)."""
+    model = SchedulerModel(seed=1, speculative=speculative)
     seen: set[Event] = set()
-    for _ in range(4):
+    commits_seen = []
+    for _ in range(6):
         batch = model.batch(4).copy()
         commits = model.commit(batch)
         assert check_commits(batch, commits).ok
+        commits_seen += commits
         seen |= set(model.events[-1].values())
-    assert seen == set(Event)
+    assert seen == set(step_kinds(speculative=speculative))
+    assert (Event.SPECULATIVE in seen) is speculative
+    longest = max(len(c.token_ids) for c in commits_seen if c is not None)
+    assert (longest > 1) is speculative
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_without_speculative_steps_no_request_gets_more_than_one_token_a_step(seed: int) -> None:
+    """Stock SGLang runs no sampling observer under speculative decoding: one token at most."""
+    model = SchedulerModel(seed=seed)
+    longest = 0
+    for size in (3, 4, 2, 3, 4, 4):
+        commits = model.commit(model.batch(size).copy())
+        longest = max([longest, *(len(c.token_ids) for c in commits if c is not None)])
+    assert longest == 1
 
 
 def test_a_request_finished_at_one_step_gets_none_in_the_next_batch() -> None:

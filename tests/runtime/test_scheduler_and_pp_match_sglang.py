@@ -135,9 +135,9 @@ def test_the_scheduler_model_commits_what_sglang_builds(version: str) -> None:
     processor = real_processor(version)
 
     @ORACLE
-    @given(seed=st.integers(0, 2**16), actions=_ACTIONS)
-    def check(seed: int, actions: list[int | None]) -> None:
-        model = SchedulerModel(seed=seed)
+    @given(seed=st.integers(0, 2**16), actions=_ACTIONS, speculative=st.booleans())
+    def check(seed: int, actions: list[int | None], speculative: bool) -> None:
+        model = SchedulerModel(seed=seed, speculative=speculative)
         queued: list[FakeBatch] = []
         for action in actions:
             if action is None and queued:
