@@ -11,12 +11,14 @@ Items are real ``pytest.Function`` objects, so the user's fixtures, parametrisat
 and options; the collectors and items live in :mod:`auxcheck._suite.nodes`, and the
 checks themselves in :mod:`auxcheck._suite.item_runs`, imported only when the flag is on:
 this module imports nothing heavier than pytest, so an installed-but-off plugin costs
-nothing.
+nothing. The suite's item ids work as arguments, and a failing item ends with the command
+that re-runs it, drawing the same examples (:mod:`auxcheck._suite.reruns`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Generator, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +33,7 @@ from auxcheck._suite.names import (
     SUBJECT_FIXTURES,
     SUITE_NAME,
 )
-from auxcheck._suite.nodes import AuxcheckSuite, DeviceGroup, NothingToCheckItem
+from auxcheck._suite.nodes import AuxcheckFunction, AuxcheckSuite, DeviceGroup, NothingToCheckItem
 from auxcheck._suite.options import (
     DEFAULT_PROFILE,
     OPTIONS,
@@ -42,6 +44,14 @@ from auxcheck._suite.options import (
     resolve_options,
 )
 from auxcheck._suite.pytest_compat import fixture_defs_at
+from auxcheck._suite.reruns import (
+    SEED_INPUT,
+    Selection,
+    left_out,
+    selected,
+    take_selection,
+    unmatched,
+)
 from auxcheck._suite.results import ResultWriter, results_path
 
 __all__ = [
@@ -53,6 +63,7 @@ __all__ = [
 
 _HEADER_SHOWN = pytest.StashKey[bool]()
 _SUBJECTS = pytest.StashKey[Subjects]()
+_SELECTION = pytest.StashKey[Selection]()
 
 
 # ---------------------------------------------------------------- options
@@ -75,6 +86,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--auxcheck-ignore", type=ignore_value, action="append", default=[],
                     metavar="CODES", help="rule codes or families (AUX104, AUX5) to leave "
                                           "out; adds to ini auxcheck_ignore")
+    group.addoption("--auxcheck-speculative", action="store_true", default=None,
+                    help="your plugin's observers run under speculative decoding or dLLM (a "
+                         "model runner that allows it): steps then commit several tokens to "
+                         "a request; ini: auxcheck_speculative (default: off, as stock "
+                         "SGLang runs no sampling observer under them)")
     group.addoption("--auxcheck-results", default=None, metavar="FILE",
                     help="write every item's outcome to FILE as JSON (for `auxcheck check`)")
     parser.addini("auxcheck_impl", "auxcheck: default for --auxcheck-impl", default="auto")
@@ -82,6 +98,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                   default=DEFAULT_PROFILE)
     parser.addini("auxcheck_ignore", "auxcheck: rule codes or families to leave out",
                   type="args", default=[])
+    parser.addini("auxcheck_speculative", "auxcheck: default for --auxcheck-speculative",
+                  type="bool", default=False)
     parser.addini("auxcheck_paths", "auxcheck: paths the import scan covers (default: rootdir)",
                   type="paths", default=[])
 
@@ -90,6 +108,9 @@ def pytest_configure(config: pytest.Config) -> None:
     """Registers the ``auxcheck`` marker; with ``--auxcheck``, validates the options."""
     config.addinivalue_line(
         "markers", "auxcheck: an item of auxcheck's contract suite (added by --auxcheck)")
+    config.addinivalue_line(
+        "markers", "auxcheck_pp(crosses): on a value of auxcheck_device_output: whether it "
+                   "crosses pipeline-parallel stages (auxcheck_pp(False): never PP-checked)")
     if not config.getoption("auxcheck"):
         return
     results = config.getoption("auxcheck_results")
@@ -99,7 +120,37 @@ def pytest_configure(config: pytest.Config) -> None:
     from auxcheck._suite import item_runs
 
     item_runs.validate_options(options)
-    config.stash[OPTIONS] = options
+    from auxcheck._suite.session import run_seed
+
+    inherited = getattr(config, "workerinput", {}).get(SEED_INPUT)
+    config.stash[OPTIONS] = replace(options, seed=run_seed(
+        options, given=config.getoption("hypothesis_seed", None), inherited=inherited))
+    selection = take_selection(config)
+    if selection is not None:
+        config.stash[_SELECTION] = selection
+
+
+# ---------------------------------------------------------------- seed
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """Hands the run's Hypothesis seed to a pytest-xdist worker: all draw what the header says."""
+    options = node.config.stash.get(OPTIONS, None)
+    if options is not None and options.seed is not None:
+        node.workerinput[SEED_INPUT] = options.seed
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
+    """Runs an auxcheck item with every Hypothesis test in it drawing from the run's seed."""
+    options = item.config.stash.get(OPTIONS, None)
+    if options is None or not isinstance(item, AuxcheckFunction):
+        return (yield)
+    from auxcheck._suite.session import seeded
+
+    with seeded(options.seed):
+        return (yield)
 
 
 # ---------------------------------------------------------------- header
@@ -112,21 +163,58 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
 
     Raises pytest.UsageError when nothing is there to check: no output and no observer
     fixture (a misnamed fixture must never read as a pass), unless ``--auxcheck-impl``
-    names the implementation to prove.
+    names the implementation to prove. When item ids name auxcheck items, keeps only
+    those of the suite's items (the error then is an id that names none).
     """
     options = config.stash.get(OPTIONS, None)
     if options is None:
         return
     config.stash[_SUBJECTS] = count_subjects(i.nodeid for i in items)
+    selection = config.stash.get(_SELECTION, None)
+    if selection is not None:
+        _keep_selected(session, items, selection)
+        return
     subjects = any(isinstance(i.parent, DeviceGroup) for i in items)
     if subjects or options.impl_given:
         return
-    if not hasattr(config, "workerinput"):
-        raise pytest.UsageError(nothing_to_check(session))
-    # A UsageError on a pytest-xdist worker reads as a crash of some item: every worker
-    # runs one failing item instead, with the same message.
-    items[:] = [NothingToCheckItem.from_parent(session, name=NOTHING_ITEM,
-                                               message=nothing_to_check(session))]
+    _usage_error(session, items, nothing_to_check(session))
+
+
+def _keep_selected(session: pytest.Session, items: list[pytest.Item],
+                   selection: Selection) -> None:
+    """Deselects the suite's items that no id on the command line names."""
+    missing = unmatched([i.nodeid for i in items], selection)
+    if missing:
+        _usage_error(session, items, f"--auxcheck: not found: {', '.join(missing)} (no "
+                     "auxcheck item has this id; `pytest --auxcheck --co -q` lists them)")
+        return
+    kept: list[pytest.Item] = []
+    dropped: list[pytest.Item] = []
+    for item in items:
+        named = item.get_closest_marker("auxcheck") is None or selected(item.nodeid, selection)
+        (kept if named else dropped).append(item)
+    if dropped:
+        session.config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
+
+
+def _usage_error(session: pytest.Session, items: list[pytest.Item], message: str) -> None:
+    """Raises pytest.UsageError with ``message``; on a pytest-xdist worker, fails one item.
+
+    A UsageError on a worker reads as a crash of some item: every worker runs one
+    failing item instead, with the same message.
+    """
+    if not hasattr(session.config, "workerinput"):
+        raise pytest.UsageError(message)
+    items[:] = [NothingToCheckItem.from_parent(session, name=NOTHING_ITEM, message=message)]
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """Leaves out what a directory holds besides the auxcheck items named on the command line."""
+    selection = config.stash.get(_SELECTION, None)
+    if selection is not None and left_out(collection_path, selection):
+        return True
+    return None
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:

@@ -23,6 +23,7 @@ from auxcheck._suite.groups import (
     Extras,
     ItemContext,
     built,
+    declared_pp,
     declared_size,
     dependency,
     failing_item,
@@ -97,19 +98,27 @@ def as_source(value: Any) -> Source:
 
 def run_device_check(key: str, value: Any, *, options: AuxcheckOptions, context: ItemContext,
                      static_buffers: Any = (), pp_observer: Any = None,
-                     batch_size: Any = None) -> None:
+                     batch_size: Any = None,
+                     pp_mark: tuple[tuple[Any, ...], dict[str, Any]] | None = None) -> None:
     """Runs one device-output item: raises ContractViolation with the findings of its code.
 
     Items whose prerequisite (the output's own ``copy_to_host`` / ``consume``) fails are
-    skipped with a reason naming the failing item: one finding per cause.
+    skipped with a reason naming the failing item: one finding per cause. ``pp_mark`` is
+    the (args, kwargs) of the value's ``auxcheck_pp`` mark: whether it crosses PP stages.
     """
     size = declared_size(key, batch_size, context)
-    run_item(key, context, lambda: _device_item(key, as_source(value), options, context,
-                                                static_buffers, pp_observer, size))
+    crosses = declared_pp(key, pp_mark, context)
+    if crosses is False and key in _PP_CODES:
+        pytest.skip(f"{key}: not judged, the value is marked auxcheck_pp(False): it never "
+                    "crosses pipeline-parallel stages")
+    run_item(key, context, lambda: _device_item(
+        key, as_source(value), options, context, static_buffers,
+        None if crosses is False else pp_observer, size, crosses is True))
 
 
 def _device_item(key: str, source: Source, options: AuxcheckOptions, context: ItemContext,
-                 static_buffers: Any, pp_observer: Any, batch_size: int | None) -> None:
+                 static_buffers: Any, pp_observer: Any, batch_size: int | None,
+                 crosses: bool) -> None:
     group = group_of(context)
     if group.extras is None:
         group.extras = read_extras(static_buffers, pp_observer)
@@ -117,16 +126,17 @@ def _device_item(key: str, source: Source, options: AuxcheckOptions, context: It
     if source.kind == "strategy":
         report = built(group, lambda: _strategy_report(source, options, extras, batch_size))
     elif key in _PP_CODES and extras.pp_observer is None and not extras.findings \
-            and not _has_pp(source, batch_size):
-        pytest.skip(f"{key}: not a pipeline-parallel output (no to_pp_tensors, and no "
-                    "auxcheck_pp_observer fixture)")
+            and not crosses and not _has_pp(source, batch_size):
+        pytest.skip(f"{key}: not a pipeline-parallel output (no to_pp_tensors, no "
+                    "auxcheck_pp_observer fixture, and no auxcheck_pp(True) mark)")
     else:
-        report = built(group, lambda: _source_report(source, extras, batch_size))
+        report = built(group, lambda: _source_report(source, extras, batch_size,
+                                                      options.speculative, crosses))
     if key.startswith("AUX3"):
         _run_device_properties(key, source, options, context, report, batch_size)
     elif source.kind == "strategy":
         _unless_drawable(key, report, context, extras)
-        _run_strategy_check(key, source, options, context, report, extras, batch_size)
+        _run_strategy_check(key, source, options, context, report, extras, batch_size, crosses)
     else:
         raise_own(key, report, context, "device output", source.value, DEPENDS)
 
@@ -145,7 +155,8 @@ def _has_pp(source: Source, batch_size: int | None) -> bool:
     return lookup(_one_output(source, batch_size), "to_pp_tensors").value is not MISSING
 
 
-def _output_report(source: Source, extras: Extras, batch_size: int | None) -> Report:
+def _output_report(source: Source, extras: Extras, batch_size: int | None,
+                   speculative: bool, crosses: bool) -> Report:
     """Returns every finding of a non-strategy source: the step loop, then PP transport."""
     from auxcheck._runtime.judging import catch_escapes
     from auxcheck._runtime.output_sources import OutputSource, check_source
@@ -153,19 +164,21 @@ def _output_report(source: Source, extras: Extras, batch_size: int | None) -> Re
 
     def check() -> Report:
         report = check_source(OutputSource(source.kind, source.value),  # type: ignore[arg-type]
-                              batch_size=batch_size, static=extras.static)
+                              batch_size=batch_size, static=extras.static,
+                              speculative=speculative)
         output = _one_output(source, batch_size)
         if output is not None:
-            report.extend(pp_findings(output, extras.pp_observer))
+            report.extend(pp_findings(output, extras.pp_observer, crosses=crosses))
         return report
 
     return catch_escapes("AUX103", f"device output {describe(source.value)}", source.value, check)
 
 
-def _source_report(source: Source, extras: Extras, batch_size: int | None) -> Report:
+def _source_report(source: Source, extras: Extras, batch_size: int | None,
+                   speculative: bool, crosses: bool) -> Report:
     """Returns the group's report: what is wrong with its optional fixtures, then its output's."""
     report = Report(f"device output {describe(source.value)}", list(extras.findings))
-    report.extend(_output_report(source, extras, batch_size))
+    report.extend(_output_report(source, extras, batch_size, speculative, crosses))
     return report
 
 
@@ -264,7 +277,7 @@ def _no_value(why: str) -> Finding:
 
 def _run_strategy_check(key: str, source: Source, options: AuxcheckOptions,
                         context: ItemContext, report: Report, extras: Extras,
-                        batch_size: int | None) -> None:
+                        batch_size: int | None, crosses: bool) -> None:
     """Runs ``key`` under Hypothesis: each drawn output is one published step.
 
     What the run says about the strategy itself joins the group's report, so the
@@ -277,12 +290,13 @@ def _run_strategy_check(key: str, source: Source, options: AuxcheckOptions,
 
     def check(output: Any) -> None:
         reached.append(1)
-        if key in _PP_CODES and extras.pp_observer is None and not _has_pp(
+        if key in _PP_CODES and extras.pp_observer is None and not crosses and not _has_pp(
                 Source("instance", output), batch_size):
-            skipped.append(f"{key}: not a pipeline-parallel output (no to_pp_tensors, and "
-                           "no auxcheck_pp_observer fixture)")
+            skipped.append(f"{key}: not a pipeline-parallel output (no to_pp_tensors, no "
+                           "auxcheck_pp_observer fixture, and no auxcheck_pp(True) mark)")
             assume(False)
-        found = _output_report(Source("instance", output), extras, batch_size)
+        found = _output_report(Source("instance", output), extras, batch_size,
+                               options.speculative, crosses)
         blocked = failing_prerequisite(key, found, context, DEPENDS)
         if blocked is not None:
             skipped.append(dependency(key, *blocked, context))
@@ -333,17 +347,22 @@ def _leaf_broke(code: str, finding: Finding, source: Source, context: ItemContex
                 report: Report) -> str:
     """Returns why an AUX3 item is skipped: the user's output broke its own contract inside it.
 
-    An instance whose own items pass was still copied again here (the properties copy
-    the one instance once per example, SGLang copies an output once): saying so points
-    to a factory, which gives each composite a fresh output.
+    The reason names the item of that rule only where that item fails. An instance whose
+    own items pass was still copied again here (the properties copy the one instance
+    once per example, SGLang copies an output once): saying so points to a factory,
+    which gives each composite a fresh output. A factory or strategy may have made an
+    output here that its own item never judged: the reason says so, naming no item.
     """
-    item = context.names.get(finding.code, finding.code)
-    reason = (f"{code}: not judged, your output broke its own contract inside the composite "
-              f"({finding.code}; see item {item})")
-    if source.kind == "instance" and not any(f.code == finding.code for f in report):
-        reason = (f"{code}: not judged, your instance failed when copied again inside a "
-                  f"composite ({finding.code} {finding.summary}); it passes "
-                  "its own items: SGLang copies an output once, the properties copy the one "
-                  "instance once per example. Return a factory from the fixture to have "
-                  "composites judged on fresh outputs")
-    return reason
+    failing = [f for f in report if f.code == finding.code]
+    if failing:
+        return (f"{code}: not judged, your output broke its own contract inside the "
+                f"composite: {failing_item(context, finding.code, failing[0])}")
+    if source.kind == "instance":
+        return (f"{code}: not judged, your instance failed when copied again inside a "
+                f"composite ({finding.code} {finding.summary}); it passes "
+                "its own items: SGLang copies an output once, the properties copy the one "
+                "instance once per example. Return a factory from the fixture to have "
+                "composites judged on fresh outputs")
+    return (f"{code}: not judged, an output your fixture made for a composite broke its own "
+            f"contract there ({finding.code} {finding.summary}); it is not one item "
+            f"{context.names.get(finding.code, finding.code)} judged")

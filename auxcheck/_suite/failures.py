@@ -11,13 +11,19 @@ _FRAMES = 8
 """How many of the innermost frames a failure that is no finding shows."""
 
 
-def item_failure_text(exc: BaseException) -> str:
+def item_failure_text(exc: BaseException, *, rerun: str | None = None) -> str:
     """Returns how an auxcheck item's failure reads: findings, or the error and where it arose.
 
     A failure that is no finding (pytest-timeout's message, an error inside auxcheck)
     shows its last frames as ``file:line in function`` and its message, read under the
-    guard: no frame's locals or arguments, no repr of a plugin's object.
+    guard: no frame's locals or arguments, no repr of a plugin's object. ``rerun``, the
+    command that re-runs the item, ends it on a line of its own.
     """
+    text = _failure_text(exc)
+    return text if rerun is None else f"{text}\n\nre-run: {rerun}"
+
+
+def _failure_text(exc: BaseException) -> str:
     import traceback
 
     from auxcheck._core.plugin_calls import attempt, kind_name, lookup

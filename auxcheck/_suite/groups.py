@@ -28,6 +28,7 @@ __all__ = [
     "ItemContext",
     "built",
     "clear_groups",
+    "declared_pp",
     "declared_size",
     "dependency",
     "failing_item",
@@ -103,13 +104,13 @@ DEPENDS: dict[str, tuple[str, ...]] = {
     "AUX104": _COPY, "AUX105": _COPY, "AUX112": _COPY, "AUX201": _COPY,
     "AUX202": (*_COPY, "AUX201"), "AUX203": (*_COPY, "AUX201"), "AUX204": (*_COPY, "AUX201"),
     **{code: _OWN for code in ("AUX301", "AUX302", "AUX303", "AUX304", "AUX305", "AUX306")},
-    **{code: _COPY for code in ("AUX401", "AUX402", "AUX403")},
+    "AUX401": _COPY, "AUX402": (*_COPY, "AUX401"), "AUX403": (*_COPY, "AUX401", "AUX402"),
 }
 """For each item's code, the codes of the output's own contract it cannot be judged without."""
 
 OBSERVER_DEPENDS = {code: ("AUX102", *DEPENDS.get(code, ())) for code in
                     ("AUX101", "AUX103", "AUX104", "AUX105", "AUX110", "AUX111", "AUX112",
-                     "AUX201", "AUX202", "AUX203", "AUX204")}
+                     "AUX113", "AUX201", "AUX202", "AUX203", "AUX204")}
 
 
 @dataclass(frozen=True, slots=True)
@@ -251,6 +252,31 @@ def _unusable(code: str, group: Group, context: ItemContext) -> None:
     if item == context.names.get(code, code):
         pytest.fail(message, pytrace=False)
     pytest.skip(f"{code}: not judged, item {item} fails: {message}")
+
+
+def declared_pp(code: str, mark: tuple[tuple[Any, ...], dict[str, Any]] | None,
+                context: ItemContext) -> bool | None:
+    """Returns whether the fixture value crosses pipeline-parallel stages, as its mark
+    ``auxcheck_pp(crosses)`` says (None: no mark, judged by what the value has).
+
+    ``mark`` is the mark's (args, kwargs). A mark auxcheck cannot read fails the group's
+    first item that reads it, naming the form it takes, and skips the rest.
+    """
+    if mark is None:
+        return None
+    args, kwargs = mark
+    given = [*args, *kwargs.values()]
+    if len(given) <= 1 and set(kwargs) <= {"crosses"} and all(type(v) is bool for v in given):
+        return bool(given[0]) if given else True
+    group = group_of(context)
+    if group.unusable is None:
+        shown = ", ".join([*map(describe, args), *(f"{k}={describe(v)}" for k, v in kwargs.items())])
+        group.unusable = (context.names.get(code, code),
+                          (f"the mark auxcheck_pp({shown}) on this fixture value cannot be read; "
+                          "expected auxcheck_pp(True) (it crosses pipeline-parallel stages) or "
+                          "auxcheck_pp(False) (it never does, so it is not PP-checked)"))
+    _unusable(code, group, context)
+    return None
 
 
 def declared_size(code: str, value: Any, context: ItemContext) -> int | None:

@@ -22,7 +22,8 @@ from auxcheck._suite.names import (
 from auxcheck._suite.options import AuxcheckOptions
 from auxcheck._suite.pytest_compat import fixture_definitions, fixture_names
 
-__all__ = ["Subjects", "count_subjects", "header_line", "nothing_to_check"]
+__all__ = ["Subjects", "count_subjects", "header_line", "nothing_to_check", "seed_text",
+           "steps_text"]
 
 
 # ---------------------------------------------------------------- header
@@ -53,17 +54,53 @@ def count_subjects(nodeids: Iterable[str]) -> Subjects:
 
 
 def header_line(options: AuxcheckOptions, subjects: Subjects) -> str:
-    """Returns the one header line: version, implementation, what is checked, profile."""
-    from auxcheck._suite.session import describe_impl, impl_fraction, profile_text
+    """Returns the one header line: version, then its parts, comma-separated.
 
-    found = ", ".join(part for part in (
-        plural(subjects.outputs, "device output") if subjects.outputs else "",
-        plural(subjects.observers, "observer") if subjects.observers else "") if part)
+    Implementation, what is checked, profile, and the Hypothesis seed; after a semicolon,
+    the kinds of step the outputs are judged on.
+    """
+    from auxcheck._suite.session import profile_text
+
+    parts = [f"impl={_impl_text(options)}", _subjects_text(subjects),
+             f"profile={profile_text(options)}", seed_text(options)]
+    return f"auxcheck {__version__}: {', '.join(parts)}; {steps_text(options)}"
+
+
+def steps_text(options: AuxcheckOptions) -> str:
+    """Returns the header's word on the steps the outputs are judged on: ``steps: KIND, ...``.
+
+    Speculative decoding is among them only where the run declares it
+    (``--auxcheck-speculative``): stock SGLang runs no observer under it.
+    """
+    from auxcheck._runtime.scheduler import step_kinds
+
+    kinds = ", ".join(kind.value for kind in step_kinds(speculative=options.speculative))
+    return f"steps: {kinds}"
+
+
+def _impl_text(options: AuxcheckOptions) -> str:
+    from auxcheck._suite.session import describe_impl, impl_fraction
+
     impl = describe_impl(options.impl)
     if impl_fraction(options) > 1:
         impl = impl.replace("(auto)", f"(auto, 1/{impl_fraction(options)} of the examples)")
-    return (f"auxcheck {__version__}: impl={impl}, {found or 'nothing to check'}, "
-            f"profile={profile_text(options)}")
+    return impl
+
+
+def _subjects_text(subjects: Subjects) -> str:
+    found = ", ".join(part for part in (
+        plural(subjects.outputs, "device output") if subjects.outputs else "",
+        plural(subjects.observers, "observer") if subjects.observers else "") if part)
+    return found or "nothing to check"
+
+
+def seed_text(options: AuxcheckOptions) -> str:
+    """Returns the header's word on the Hypothesis seed: ``seed=N``, or ``derandomized``.
+
+    ``--hypothesis-seed=N`` draws the same examples again; a derandomized profile draws
+    the same ones on every run.
+    """
+    return "derandomized" if options.seed is None else f"seed={options.seed}"
 
 
 # ---------------------------------------------------------------- nothing to check

@@ -42,7 +42,7 @@ def _properties(impl: Implementation, *, leaves: Any, options: AuxcheckOptions,
     chosen = suite_settings(options, your_outputs=leaves is not None)
     examples = share_of_examples(chosen, fraction)
     return list(property_tests(impl, leaves=leaves, profile=chosen, max_examples=examples,
-                               batch_size=batch_size))
+                               batch_size=batch_size, speculative=options.speculative))
 
 
 def run_properties(name: str, impl: Implementation, *, leaves: Any,

@@ -111,24 +111,26 @@ def _observer_report(kind: str, value: Any, hooks: tuple[str, ...],
     return report
 
 
-_QUIET_CODES = frozenset({"AUX102"})
-"""The observer item judged even when the observer published nothing: its hooks."""
+_QUIET_CODES = frozenset({"AUX102", "AUX113"})
+"""The observer items judged even when the observer published nothing: its hooks."""
 
 
 def run_observer_check(key: str, kind: str, value: Any, *, context: ItemContext,
-                       static_buffers: Any = (), batch_size: Any = None) -> None:
+                       static_buffers: Any = (), batch_size: Any = None,
+                       speculative: bool = False) -> None:
     """Runs one observer item: the observer through SGLang's step loop, findings of ``key``.
 
     When the observer published nothing in all the steps, the items judging its
     outputs are skipped saying so: nothing was judged, so nothing passed.
+    ``speculative`` gives steps that commit several tokens to a request.
     """
     size = declared_size(key, batch_size, context)
     run_item(key, context, lambda: _observer_item(key, kind, value, context, static_buffers,
-                                                  size))
+                                                  size, speculative))
 
 
 def _observer_item(key: str, kind: str, value: Any, context: ItemContext, static_buffers: Any,
-                   batch_size: int | None) -> None:
+                   batch_size: int | None, speculative: bool) -> None:
     from auxcheck._runtime.judging import catch_escapes
     from auxcheck._runtime.observer_reports import forward_report, sampling_report
 
@@ -143,7 +145,7 @@ def _observer_item(key: str, kind: str, value: Any, context: ItemContext, static
         report = catch_escapes("AUX102", subject, observer, lambda: (
             forward_report if kind == "forward" else sampling_report)(
                 observer, batch_size=batch_size, static=extras.static,
-                found=extras.findings, published=published))
+                found=extras.findings, published=published, speculative=speculative))
         if not report and not published:
             group.silent = (f"not judged, the observer published no device output in any of "
                             f"the steps it ran ({', '.join(_HOOKS[kind])} as SGLang calls them)")

@@ -13,6 +13,7 @@ __all__ = [
     "NOTHING_ITEM",
     "OBSERVER_CHECKS",
     "OBSERVER_FIXTURES",
+    "PP_MARK",
     "PP_OBSERVER_FIXTURE",
     "SAMPLING_OBSERVER_FIXTURE",
     "STATIC_BUFFERS_FIXTURE",
@@ -27,6 +28,8 @@ FORWARD_OBSERVER_FIXTURE = "auxcheck_forward_observer"
 STATIC_BUFFERS_FIXTURE = "auxcheck_static_buffers"
 PP_OBSERVER_FIXTURE = "auxcheck_pp_observer"
 BATCH_SIZE_FIXTURE = "auxcheck_batch_size"
+PP_MARK = "auxcheck_pp"
+"""The mark on a fixture value saying whether it crosses pipeline-parallel stages."""
 OBSERVER_FIXTURES = {SAMPLING_OBSERVER_FIXTURE: "sampling", FORWARD_OBSERVER_FIXTURE: "forward"}
 SUBJECT_FIXTURES = (FIXTURE, *OBSERVER_FIXTURES)
 """The fixtures whose values the suite checks; finding none of them is a usage error."""
@@ -70,12 +73,14 @@ _OBSERVER_CODES = ("AUX103", "AUX104", "AUX105", "AUX110", "AUX111", "AUX112", "
 OBSERVER_CHECKS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("AUX102", "AUX102-observer-hooks", ("AUX102",)),
     ("AUX101", "AUX101-published-output", ("AUX101",)),
-    *(check for check in DEVICE_CHECKS if check[0] in _OBSERVER_CODES),
+    *sorted((*(check for check in DEVICE_CHECKS if check[0] in _OBSERVER_CODES),
+             ("AUX113", "AUX113-inputs-read-only", ("AUX113",)))),
 )
 """(code, item name, rule codes) of every item in an observer group, run through the step loop.
 
 AUX111 appears only where ``auxcheck_static_buffers`` is visible; AUX110 always (the
-loop's own CUDA-graph outputs count).
+loop's own CUDA-graph outputs count). AUX113 (the hooks left what SGLang handed them as
+it was) is an observer's alone: a device-output group has no hooks.
 """
 
 STATIC_CODES = frozenset({"AUX110", "AUX111"})

@@ -26,6 +26,7 @@ from auxcheck._suite.names import (
     NOTHING_ITEM,
     OBSERVER_CHECKS,
     OBSERVER_FIXTURES,
+    PP_MARK,
     PP_OBSERVER_FIXTURE,
     STATIC_BUFFERS_FIXTURE,
     STATIC_CODES,
@@ -234,9 +235,12 @@ def _device_callobj(code: str, group: str, names: dict[str, str],
         from auxcheck._suite import item_runs
 
         buffers, observer, size = visible.values(request)
+        mark = request.node.get_closest_marker(PP_MARK)
         item_runs.run_device_check(code, auxcheck_device_output, options=_options(request),
-                                context=_context(request, group, names),
-                                static_buffers=buffers, pp_observer=observer, batch_size=size)
+                                   context=_context(request, group, names),
+                                   static_buffers=buffers, pp_observer=observer,
+                                   batch_size=size,
+                                   pp_mark=None if mark is None else (mark.args, mark.kwargs))
 
     return auxcheck_device_output_check
 
@@ -264,8 +268,9 @@ class ObserverGroup(DeviceGroup):
 
             buffers, _, size = visible.values(request)
             item_runs.run_observer_check(key, kind, fixture_value(request, fixture),
-                                      context=_context(request, group, names),
-                                      static_buffers=buffers, batch_size=size)
+                                         context=_context(request, group, names),
+                                         static_buffers=buffers, batch_size=size,
+                                         speculative=_options(request).speculative)
 
         return auxcheck_observer_check
 
@@ -342,9 +347,12 @@ class AuxcheckFunction(pytest.Function):
 
         Never pytest's traceback: its long form prints each frame's arguments, running
         the ``__repr__`` of the plugin's objects they hold (a ``SystemExit`` there is an
-        INTERNALERROR).
+        INTERNALERROR). The last line is the command that re-runs the item, drawing the
+        same examples.
         """
-        return item_failure_text(excinfo.value)
+        from auxcheck._suite.reruns import rerun_command
+
+        return item_failure_text(excinfo.value, rerun=rerun_command(self))
 
 
 class NothingToCheckItem(pytest.Item):
@@ -385,5 +393,8 @@ class ImportScanItem(pytest.Item):
     def repr_failure(
         self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None
     ) -> str:
-        """Returns the findings as text, one per line with its location."""
-        return item_failure_text(excinfo.value)
+        """Returns the findings as text, one per line with its location, then the command
+        that re-runs the scan."""
+        from auxcheck._suite.reruns import rerun_command
+
+        return item_failure_text(excinfo.value, rerun=rerun_command(self))

@@ -36,8 +36,11 @@ class AuxcheckOptions:
     """The validated ``--auxcheck`` settings of one run.
 
     ``impl`` is the ``--auxcheck-impl`` value, ``profile`` the Hypothesis settings
-    profile, ``ignore`` the rule codes left out, ``paths`` the import scan's roots and
-    ``impl_given`` whether the implementation was chosen explicitly.
+    profile, ``ignore`` the rule codes left out, ``paths`` the import scan's roots,
+    ``impl_given`` whether the implementation was chosen explicitly and ``speculative``
+    whether the plugin's observers run under speculative decoding (multi-token steps).
+    ``seed`` is the Hypothesis seed every run of the suite draws from (None: the profile
+    is derandomized, or not chosen yet).
     """
 
     impl: str
@@ -45,6 +48,8 @@ class AuxcheckOptions:
     ignore: frozenset[str]
     paths: tuple[Path, ...]
     impl_given: bool = False
+    speculative: bool = False
+    seed: int | str | None = None
 
 
 OPTIONS = pytest.StashKey[AuxcheckOptions]()
@@ -146,4 +151,11 @@ def resolve_options(config: pytest.Config) -> AuxcheckOptions:
         raise _ini_error("auxcheck_ignore", exc) from None
     paths = tuple(Path(p) for p in config.getini("auxcheck_paths")) or (config.rootpath,)
     given = config.getoption("auxcheck_impl") is not None or impl != "auto"
-    return AuxcheckOptions(impl, profile, ignore, paths, given)
+    speculative = config.getoption("auxcheck_speculative")
+    if speculative is None:
+        try:
+            speculative = bool(config.getini("auxcheck_speculative"))
+        except (ValueError, pytest.UsageError) as exc:  # pytest's reading of a bool ini value
+            raise _ini_error("auxcheck_speculative", ValueError(
+                f"{exc}; expected true or false")) from None
+    return AuxcheckOptions(impl, profile, ignore, paths, given, speculative)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
+from collections.abc import Iterator
 
 from hypothesis import Phase, settings
 
@@ -17,6 +19,8 @@ __all__ = [
     "implementation",
     "light",
     "profile_text",
+    "run_seed",
+    "seeded",
     "share_of_examples",
     "suite_settings",
 ]
@@ -62,6 +66,53 @@ def light(chosen: settings, *, fraction: int = 5) -> settings:
 def share_of_examples(chosen: settings, fraction: int) -> int:
     """Returns 1/``fraction`` of ``chosen``'s examples, at least 5: the one rule of every share."""
     return max(5, chosen.max_examples // fraction)
+
+
+# ---------------------------------------------------------------- seed
+
+
+def run_seed(options: AuxcheckOptions, *, given: str | None = None,
+             inherited: int | str | None = None) -> int | str | None:
+    """Returns the seed every Hypothesis run of the session draws from; None when derandomized.
+
+    ``given`` is ``--hypothesis-seed`` (read as Hypothesis reads it: a whole number, else
+    the text), ``inherited`` the seed a pytest-xdist controller handed its worker;
+    without either, a fresh one. A derandomized profile draws the same examples on every
+    run without a seed, and Hypothesis lets it win over ``--hypothesis-seed``.
+    """
+    import secrets
+
+    if suite_settings(options).derandomize:
+        return None
+    if given is not None:
+        try:
+            return int(given)
+        except ValueError:
+            return given
+    return inherited if inherited is not None else secrets.randbelow(2**32)
+
+
+@contextlib.contextmanager
+def seeded(seed: int | str | None) -> Iterator[None]:
+    """Runs the block with every Hypothesis test in it drawing from ``seed`` (None: as it was).
+
+    Exactly what ``--hypothesis-seed=seed`` does, by the same means, so that option
+    re-runs an item's examples: the one private touch of Hypothesis here is
+    ``hypothesis.core.global_force_seed``, which Hypothesis's own pytest plugin sets for
+    that option (checked on Hypothesis 6.170). As with that option, a seeded test neither
+    reads nor writes the example database, and a derandomized profile wins over the seed.
+    """
+    from hypothesis import core
+
+    if seed is None:
+        yield
+        return
+    before = core.global_force_seed
+    core.global_force_seed = seed  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        core.global_force_seed = before
 
 
 # ---------------------------------------------------------------- implementation

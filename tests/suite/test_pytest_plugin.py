@@ -439,7 +439,7 @@ def test_a_real_release_is_proved_straight_from_its_wheel(
                                           "-v")
     result.assert_outcomes(passed=IMPL_ITEMS)
     result.stdout.fnmatch_lines([
-        f"auxcheck {__version__}: impl=sglang==0.5.23, nothing to check, profile=tiny",
+        f"auxcheck {__version__}: impl=sglang==0.5.23, nothing to check, profile=tiny, *",
         "*auxcheck::impl::AUX303-none-identity[[]sglang==0.5.23[]] PASSED*"])
 
 
@@ -541,7 +541,8 @@ def test_ignoring_aux504_keeps_the_imports_item_for_the_other_codes(
                                          "--auxcheck-ignore=AUX504")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["AUX501 import of a moved name*", "  at: *legacy.py:1:1"])
-    assert "AUX504" not in result.stdout.str().replace("AUX501, AUX502, AUX504", "")
+    shown = result.stdout.str().replace("AUX501, AUX502, AUX504", "")
+    assert "AUX504" not in shown.replace("--auxcheck-ignore=AUX504", "")
 
 
 def test_auxcheck_paths_limits_the_scan(project: pytest.Pytester) -> None:
@@ -662,14 +663,16 @@ def test_header_line_names_impl_device_outputs_and_profile(project: pytest.Pytes
     """))
     result = project.runpytest_inprocess(*FAST, "--co", "-q", "--auxcheck-impl=reference")
     lines = [line for line in result.outlines if line.startswith("auxcheck ")]
-    assert lines == [f"auxcheck {__version__}: impl=reference, 2 device outputs, profile=tiny"]
+    assert len(lines) == 1 and re.match(
+        f"auxcheck {re.escape(__version__)}: impl=reference, 2 device outputs, profile=tiny, "
+        r"(seed=\d+|derandomized); steps: ", lines[0])
 
 
 def test_proving_only_an_implementation_needs_no_fixture(pytester: pytest.Pytester) -> None:
     """With --auxcheck-impl named, the impl and import items run alone; the header says so."""
     pytester.makeconftest(TINY)
     result = pytester.runpytest_inprocess(*FAST, "--auxcheck-impl=reference", "--co", "-q")
-    result.stdout.fnmatch_lines(["auxcheck *: impl=reference, nothing to check, profile=tiny"])
+    result.stdout.fnmatch_lines(["auxcheck *: impl=reference, nothing to check, profile=tiny, *"])
     assert len(ids_of(result)) == IMPL_ITEMS + 1
 
 
@@ -717,9 +720,9 @@ def test_runs_under_xdist(project: pytest.Pytester) -> None:
     result = project.runpytest_subprocess(*FAST, "-n", "2", "-k", "(AUX1 or imports) and not impl")
     result.assert_outcomes(passed=13)
     header = [line for line in result.outlines if re.match(r"auxcheck \S+: impl=", line)]
-    assert header == [(f"auxcheck {__version__}: impl=reference (auto, 1/5 of the examples), "
-                       "2 device outputs, "
-                       "profile=tiny")]
+    assert [re.sub(r", (seed=\d+|derandomized)", "", line) for line in header] == [(
+        f"auxcheck {__version__}: impl=reference (auto, 1/5 of the examples), "
+        "2 device outputs, profile=tiny; steps: chunked prefill, decode, finish, abort, retract")]
 
 
 # ---------------------------------------------------------------- as SGLang runs a plugin
@@ -899,7 +902,7 @@ def test_a_users_profile_judges_every_strategy_value_and_says_what_it_set_aside(
     result = project.runpytest_inprocess("--auxcheck", f"--auxcheck-profile={profile}", "-p",
                                          "no:randomly", "-rf", "-k", "AUX104-single-copy")
     result.assert_outcomes(failed=1, passed=1)
-    result.stdout.fnmatch_lines([f"auxcheck *{header}",
+    result.stdout.fnmatch_lines([f"auxcheck *{header}, *",
                                  "FAILED auxcheck::*::AUX104-single-copy[[]double[]]*"])
 
 
