@@ -6,21 +6,25 @@ once the call returned, and a check that raises is switched off, never the serve
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import sys
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from auxcheck._core.plugin_calls import type_name
 from auxcheck._guard.probes import (
+    FORWARDED,
+    SAMPLED,
     ConsumeProbe,
     Copied,
     CopyProbe,
     InFlight,
     Publication,
+    Snapshot,
     changed,
     probed,
     snapshot_of,
@@ -40,6 +44,15 @@ _GRAPH_SHARED_OUTPUT = "sglang.srt.model_executor.graph_shared_output"
 _GRAPH_POOL = "sglang.srt.model_executor.runner_utils.pool"
 
 logger = logging.getLogger("auxcheck.guard")
+
+
+class _Slot(NamedTuple):
+    """Where a published device output waits for its copy: ``holder.attr``."""
+
+    holder: Any
+    attr: str
+    output: Any
+    published_at: str
 
 
 class Guard:
@@ -138,9 +151,20 @@ class Guard:
         logits_output = _argument(args, kwargs, 1, "logits_output")
         output = getattr(logits_output, "auxiliary_device_output", None)
         if output is not None:
-            self.quietly("values", self._snapshot, output)
+            self.quietly("values", self._snapshot, output, SAMPLED)
 
-    def _snapshot(self, output: Any) -> None:
+    def after_forward_batch(self, result: Any, *args: Any, **kwargs: Any) -> None:
+        """Snapshots the forward observer's output the forward just took (AFTER hook, values only).
+
+        Called as ``(batch_result, worker, batch, ...)`` on SGLang main after 0.5.23, whose
+        ``TpModelWorker.forward_batch_generation`` sets ``forward_auxiliary_output`` from
+        ``ForwardObserver.after_forward`` (and samples, unless sampling is delayed).
+        """
+        output = getattr(result, "forward_auxiliary_output", None)
+        if output is not None:
+            self.quietly("values", self._snapshot, output, FORWARDED)
+
+    def _snapshot(self, output: Any, published_at: str) -> None:
         from auxcheck._runtime.walk import iter_tensors, unique_tensors
 
         snaps = []
@@ -149,34 +173,49 @@ class Guard:
             if snap is not None:
                 snaps.append(snap)
         with self._tables:
-            _keep(self._published, id(output), Publication(output, snaps))
+            _keep(self._published, id(output), Publication(output, snaps, published_at))
 
     def around_copy(self, original: Callable[..., Any], result: Any, *args: Any,
                     **kwargs: Any) -> Any:
-        """Runs ``copy_auxiliary_output_to_cpu`` with the published output wrapped in probes."""
-        logits: Any = getattr(result, "logits_output", None)
-        output = getattr(logits, "auxiliary_device_output", None)
-        if output is None or getattr(result, "auxiliary_host_output", None) is not None:
+        """Runs ``copy_auxiliary_output_to_cpu`` with every published output wrapped in probes.
+
+        The sampling observer's (``logits_output.auxiliary_device_output``) and, on an SGLang
+        with a forward observer, the forward observer's (``forward_auxiliary_output``): SGLang
+        main copies the two composed, forward first.
+        """
+        slots = _published(result)
+        if not slots or getattr(result, "auxiliary_host_output", None) is not None:
             return original(result, *args, **kwargs)
-        wrapped = self.quietly("copy", self._copy_probes, output)
+        wrapped = self.quietly("copy", self._copy_probes, slots)
         if wrapped is None:
             return original(result, *args, **kwargs)
-        stand_in, probes = wrapped
-        logits.auxiliary_device_output = stand_in
+        stand_ins, probes = wrapped
         try:
+            for slot, stand_in in zip(slots, stand_ins):
+                setattr(slot.holder, slot.attr, stand_in)
             value = original(result, *args, **kwargs)
         finally:
-            if getattr(logits, "auxiliary_device_output", None) is stand_in:
-                logits.auxiliary_device_output = output
+            for slot, stand_in in zip(slots, stand_ins):
+                if getattr(slot.holder, slot.attr, None) is stand_in:
+                    setattr(slot.holder, slot.attr, slot.output)
         found = [item for probe in probes for item in probe.found]
         if self.on("values"):
-            self.quietly("values", self._in_flight_after, output, result, probes)
+            self.quietly("values", self._in_flight_after, slots, result, probes)
         self.report(found)
         return value
 
-    def _copy_probes(self, output: Any) -> tuple[Any, list[CopyProbe]]:
-        return probed(output, "CompositeDeviceAuxiliaryOutput",
-                      lambda leaf: CopyProbe(self, leaf, type_name(leaf)))
+    def _copy_probes(self, slots: list[_Slot]) -> tuple[list[Any], list[CopyProbe]]:
+        stand_ins: list[Any] = []
+        probes: list[CopyProbe] = []
+        for slot in slots:
+            probe = functools.partial(self._copy_probe, published_at=slot.published_at)
+            stand_in, leaves = probed(slot.output, "CompositeDeviceAuxiliaryOutput", probe)
+            stand_ins.append(stand_in)
+            probes += leaves
+        return stand_ins, probes
+
+    def _copy_probe(self, leaf: Any, *, published_at: str) -> CopyProbe:
+        return CopyProbe(self, leaf, type_name(leaf), published_at=published_at)
 
     def checking_copy(self, copy_tensor: Callable[[Any], Any],
                       probe: CopyProbe) -> Callable[[Any], Any]:
@@ -189,7 +228,8 @@ class Guard:
                          f"copy_tensor argument #{probe.calls}", probe)
             dest = copy_tensor(tensor)
             if values:
-                probe.copies.append(Copied(tensor, dest, probe.owner, probe.calls))
+                probe.copies.append(Copied(tensor, dest, probe.owner, probe.calls,
+                                           probe.published_at))
             return dest
 
         return copy
@@ -212,16 +252,21 @@ class Guard:
         if finding is not None:
             probe.found.append((finding, probe.owner))
 
-    def _in_flight_after(self, output: Any, result: Any, probes: list[CopyProbe]) -> None:
+    def _in_flight_after(self, slots: list[_Slot], result: Any,
+                         probes: list[CopyProbe]) -> None:
         host = getattr(result, "auxiliary_host_output", None)
         if host is None:
             return
         copies = [c for probe in probes for c in probe.copies]
+        snapshots: list[Snapshot] = []
         with self._tables:
-            publication = self._published.pop(id(output), None)
-            if publication is None and self._published:  # re-composed since: the newest
-                publication = self._published.popitem(last=True)[1]
-            _keep(self._in_flight, id(host), InFlight(publication, copies))
+            for slot in slots:
+                publication = self._published.pop(id(slot.output), None)
+                if publication is None:  # re-composed since: the newest from the same place
+                    publication = _newest(self._published, slot.published_at)
+                if publication is not None:
+                    snapshots += publication.snapshots
+            _keep(self._in_flight, id(host), InFlight(snapshots, copies))
 
     # -- commits and consume
 
@@ -266,14 +311,36 @@ class Guard:
     def _value_findings(self, host: Any) -> list[tuple[Finding, str]]:
         with self._tables:
             flight = self._in_flight.pop(id(host), None)
-        if flight is None or flight.publication is None:
+        if flight is None or not flight.snapshots:
             return []
         found = []
         for copied in flight.copies:
-            finding = changed(copied, flight.publication.snapshots)
+            finding = changed(copied, flight.snapshots)
             if finding is not None:
                 found.append((finding, copied.owner))
         return found
+
+
+def _published(result: Any) -> list[_Slot]:
+    """Returns the device outputs ``result`` holds for SGLang to copy, in the order it copies them.
+
+    SGLang main composes the forward observer's output first, then the sampling observer's;
+    0.5.19-0.5.23 have only the latter (their results have no ``forward_auxiliary_output``).
+    """
+    logits = getattr(result, "logits_output", None)
+    slots = [_Slot(result, "forward_auxiliary_output",
+                   getattr(result, "forward_auxiliary_output", None), FORWARDED),
+             _Slot(logits, "auxiliary_device_output",
+                   getattr(logits, "auxiliary_device_output", None), SAMPLED)]
+    return [slot for slot in slots if slot.output is not None]
+
+
+def _newest(published: OrderedDict[int, Publication], published_at: str) -> Publication | None:
+    """Pops and returns the newest publication made at ``published_at``, if any."""
+    for key in reversed(published):
+        if published[key].published_at == published_at:
+            return published.pop(key)
+    return None
 
 
 def _argument(args: tuple[Any, ...], kwargs: Mapping[str, Any], index: int, name: str) -> Any:

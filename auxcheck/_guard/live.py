@@ -9,12 +9,17 @@ logs which checks are on and which are off, and why. The hooks (SGLang 0.5.23 na
 - ``DecodeCudaGraphRunner.capture`` / ``PrefillCudaGraphRunner.capture`` (AFTER): the
   runner's static input buffers, the process-wide ``GraphSharedOutput`` logits buffers
   and every segment of the graph memory pool are registered (AUX110/AUX111);
-- ``GenerationBatchResult.copy_auxiliary_output_to_cpu`` (AROUND): the published output
-  is wrapped for the call so that its ``copy_to_host`` receives a copy function that checks
-  each tensor against the registry before SGLang's ``_async_d2h`` copies it; the tensors
-  the output holds are checked too. ``_async_d2h`` itself is never re-bound;
+- ``GenerationBatchResult.copy_auxiliary_output_to_cpu`` (AROUND): each published output
+  (the sampling observer's and, where SGLang has one, the forward observer's
+  ``forward_auxiliary_output``) is wrapped for the call so that its ``copy_to_host``
+  receives a copy function that checks each tensor against the registry before SGLang's
+  ``_async_d2h`` copies it; the tensors the output holds are checked too. ``_async_d2h``
+  itself is never re-bound;
 - ``ModelRunner.sample`` (AFTER, only with ``AUXCHECK_GUARD_VALUES=1``): the output just
   published is snapshot to the host, synchronously, so the copy can be compared (AUX112);
+- ``TpModelWorker.forward_batch_generation`` (AFTER, only with ``AUXCHECK_GUARD_VALUES=1``,
+  and only on an SGLang with a forward observer, main after 0.5.23): the output
+  ``ForwardObserver.after_forward`` returned there is snapshot likewise;
 - ``SchedulerBatchResultProcessor._build_auxiliary_commits`` (AFTER): commits are checked
   against ``batch.reqs`` (AUX601);
 - ``SchedulerBatchResultProcessor.consume_auxiliary_output`` (AROUND): each host output's
@@ -45,8 +50,8 @@ import os
 from collections.abc import Mapping
 
 from auxcheck._guard.guard import Guard
-from auxcheck._guard.settings import HOOKS, VALUES_ENV, GuardSettings, SettingError
-from auxcheck._guard.targets import target_problems
+from auxcheck._guard.settings import VALUES_ENV, GuardSettings, SettingError
+from auxcheck._guard.targets import hook_plan
 
 __all__ = ["active", "install"]
 
@@ -91,11 +96,9 @@ def install(environ: Mapping[str, str] | None = None) -> Guard | None:
                      exc)
         return None
     guard = Guard(settings)
-    problems = target_problems(settings)
-    for point in HOOKS:
-        if point.values_only and not settings.values:
-            continue
-        problem = problems.get(point.target)
+    plan = hook_plan(settings)
+    for point in plan.points:
+        problem = plan.problems.get(point.target)
         if problem is not None:
             guard.checks.setdefault(point.check, problem)
             continue
@@ -104,7 +107,7 @@ def install(environ: Mapping[str, str] | None = None) -> Guard | None:
                               HookType[point.hook_type])
     _settle_values(guard, settings)
     _ACTIVE = guard
-    _log_start(guard, problems)
+    _log_start(guard, plan.problems)
     _exit_summary()
     return guard
 

@@ -17,6 +17,8 @@ if TYPE_CHECKING:
     from auxcheck._guard.guard import Guard
 
 __all__ = [
+    "FORWARDED",
+    "SAMPLED",
     "ConsumeProbe",
     "Copied",
     "CopyProbe",
@@ -30,14 +32,24 @@ __all__ = [
 ]
 
 
+SAMPLED = "ModelRunner.sample"
+"""Where a sampling observer's output is published."""
+FORWARDED = "ForwardObserver.after_forward"
+"""Where a forward observer's output is published (SGLang main after 0.5.23)."""
+
+
 @dataclass(slots=True)
 class Copied:
-    """One tensor copied through a probe: source, destination, output class, argument number."""
+    """One tensor copied through a probe: source, destination, output class, argument number.
+
+    ``published_at`` names where its output was published.
+    """
 
     source: Any
     dest: Any
     owner: str
     number: int
+    published_at: str = SAMPLED
 
 
 @dataclass(slots=True, eq=False)
@@ -54,6 +66,7 @@ class LeafProbe:
 class CopyProbe(LeafProbe):
     """Stands in for one leaf output during ``copy_to_host``: gives it a checking copy function."""
 
+    published_at: str = SAMPLED
     copies: list[Copied] = field(default_factory=list)
     calls: int = 0
     checked: dict[int, Any] = field(default_factory=dict)  # kept alive, so no id is reused
@@ -115,17 +128,21 @@ class Snapshot:
 
 @dataclass(slots=True, eq=False)
 class Publication:
-    """One output ``ModelRunner.sample`` published, and the snapshots of its tensors."""
+    """One output published at ``published_at``, and the snapshots of its tensors."""
 
     output: Any
     snapshots: list[Snapshot]
+    published_at: str = SAMPLED
 
 
 @dataclass(slots=True, eq=False)
 class InFlight:
-    """A host output between its copy and its consume: what was published, what was copied."""
+    """A host output between its copy and its consume: what was published, what was copied.
 
-    publication: Publication | None
+    ``snapshots`` holds those of every output it was copied from (main copies two).
+    """
+
+    snapshots: list[Snapshot]
     copies: list[Copied]
 
 
@@ -167,5 +184,5 @@ def changed(copied: Copied, snapshots: Iterable[Snapshot]) -> Finding | None:
         return None
     return Finding.of(
         "AUX112", f"copy_tensor argument #{copied.number} {shape_text(source)} changed between "
-        "its publication (ModelRunner.sample) and the copy SGLang made of it",
+        f"its publication ({copied.published_at}) and the copy SGLang made of it",
         "expected published tensors to keep their values until copied", source)

@@ -74,6 +74,9 @@ class HookPoint:
     hook_type: Literal["AFTER", "AROUND"]
     handler: str
     values_only: bool = False
+    requires: str | None = None
+    """A name only an SGLang with the feature this point serves defines; where the running
+    SGLang certainly lacks it, the point is left out without a word (there is nothing to check)."""
 
 
 _PROCESSOR = ("sglang.srt.managers.scheduler_components.batch_result_processor."
@@ -88,6 +91,10 @@ HOOKS: tuple[HookPoint, ...] = (
               "copy_auxiliary_output_to_cpu", "AROUND", "around_copy"),
     HookPoint("values", "sglang.srt.model_executor.model_runner.ModelRunner.sample",
               "AFTER", "after_sample", values_only=True),
+    # SGLang main after 0.5.23: ForwardObserver.after_forward's output is taken here.
+    HookPoint("values", "sglang.srt.managers.tp_worker.TpModelWorker.forward_batch_generation",
+              "AFTER", "after_forward_batch", values_only=True,
+              requires="sglang.srt.managers.utils.GenerationBatchResult.forward_auxiliary_output"),
     HookPoint("commits", f"{_PROCESSOR}._build_auxiliary_commits", "AFTER", "after_commits"),
     HookPoint("consume", f"{_PROCESSOR}.consume_auxiliary_output", "AROUND", "around_consume"),
 )

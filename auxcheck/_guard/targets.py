@@ -1,45 +1,84 @@
-"""The hook targets the running SGLang lacks, judged from its source before any is hooked."""
+"""The hook points that apply to the running SGLang, and its missing targets, from its source."""
 
 from __future__ import annotations
 
 import importlib.util
 import inspect
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from auxcheck._guard.guard import Guard
 from auxcheck._guard.settings import HOOKS, GuardSettings, HookPoint
 
-__all__ = ["target_problems"]
+__all__ = ["HookPlan", "hook_plan", "target_problems"]
+
+
+@dataclass(frozen=True, slots=True)
+class HookPlan:
+    """The hook points to register in the running SGLang, and why any of their targets cannot be."""
+
+    points: tuple[HookPoint, ...]
+    problems: dict[str, str]
+
+
+def hook_plan(settings: GuardSettings) -> HookPlan:
+    """Returns the points ``settings`` and the running SGLang call for, and their targets' problems.
+
+    A point serving a feature the running SGLang certainly lacks (``HookPoint.requires``)
+    is left out, not reported: an SGLang without a forward observer has no forward output
+    to check.
+    """
+    from auxcheck._releases.index import ReleaseIndex
+    from auxcheck.releases import Release, ReleaseError
+
+    wanted = tuple(p for p in HOOKS if settings.values or not p.values_only)
+    root = _sglang_root()
+    if root is None:
+        return _unjudged(wanted, "sglang is not importable here")
+    try:
+        index = ReleaseIndex(Release.from_source(root))
+    except (ReleaseError, OSError) as exc:
+        return _unjudged(wanted, f"the running sglang's source cannot be read ({exc})")
+    points = tuple(p for p in wanted if _applies(p, index))
+    problems = {}
+    for point in points:
+        problem = _target_problem(point, index)
+        if problem is not None:
+            problems[point.target] = problem
+    return HookPlan(points, problems)
 
 
 def target_problems(settings: GuardSettings) -> dict[str, str]:
     """Returns, per hook target the running SGLang lacks, why (empty when all resolve)."""
-    from auxcheck._releases.index import ReleaseIndex
-    from auxcheck._releases.signature_check import hook_target_problem
-    from auxcheck.releases import Release, ReleaseError
+    return hook_plan(settings).problems
 
-    root = _sglang_root()
-    if root is None:
-        return {p.target: "sglang is not importable here" for p in HOOKS}
-    try:
-        index = ReleaseIndex(Release.from_source(root))
-    except (ReleaseError, OSError) as exc:
-        return {p.target: f"the running sglang's source cannot be read ({exc})" for p in HOOKS}
-    problems = {}
-    for point in HOOKS:
-        if point.values_only and not settings.values:
-            continue
-        problem = hook_target_problem(point.target, point.hook_type, index)
-        if problem is not None:
-            problems[point.target] = f"hook target {point.target} not found: {problem}"
-            continue
-        problem = _signature_problem(point, index)
-        if problem is not None:
-            problems[point.target] = (f"hook on {point.target} cannot take the calls "
-                                      f"HookRegistry makes: {problem}")
-    return problems
+
+def _unjudged(points: tuple[HookPoint, ...], why: str) -> HookPlan:
+    """Returns the plan when the source cannot be read: every required target off, for ``why``."""
+    required = tuple(p for p in points if p.requires is None)
+    return HookPlan(required, {p.target: why for p in required})
+
+
+def _applies(point: HookPoint, index: Any) -> bool:
+    """Returns False when the running SGLang certainly lacks the feature ``point`` serves."""
+    if point.requires is None:
+        return True
+    found = index.resolve(point.requires)
+    return bool(found.ok or not found.certain)
+
+
+def _target_problem(point: HookPoint, index: Any) -> str | None:
+    from auxcheck._releases.signature_check import hook_target_problem
+
+    problem = hook_target_problem(point.target, point.hook_type, index)
+    if problem is not None:
+        return f"hook target {point.target} not found: {problem}"
+    problem = _signature_problem(point, index)
+    if problem is not None:
+        return f"hook on {point.target} cannot take the calls HookRegistry makes: {problem}"
+    return None
 
 
 def _signature_problem(point: HookPoint, index: Any) -> str | None:

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pytest
 import torch
 
 from auxcheck._runtime.copying import DeferredCopy
@@ -37,6 +38,16 @@ COMMIT_METHODS = ("_visible_output_len", "snapshot_auxiliary_output_starts",
 UTILS_FILE = "sglang/srt/managers/utils.py"
 RUNNER_FILE = "sglang/srt/model_executor/model_runner.py"
 POOL_ID = (0, 7)
+GRAPH_MEMORY = [
+    pytest.param("view", "AUX111", "CUDA-graph pool segment 'SGLang graph pool segment 0x",
+                 id="graph-output-in-the-pool"),
+    pytest.param("shared", "AUX110", "static buffer 'GraphSharedOutput[0]'",
+                 id="graph-shared-logits"),
+    pytest.param("input", "AUX110", "static buffer 'DecodeCudaGraphRunner.buffers.positions'",
+                 id="runner-input-buffer"),
+]
+"""(how an output keeps graph memory, the code the guard reports, the buffer it names):
+each kind of graph memory SGLang keeps, caught at the copy."""
 
 
 # ---------------------------------------------------------------- cutting methods out
@@ -269,6 +280,39 @@ class SGLangProcess:
         """Returns the release's ``SchedulerBatchResultProcessor`` (commit building, consume)."""
         return self.cls("sglang.srt.managers.scheduler_components.batch_result_processor."
                         f"{PROCESSOR_CLASS}")
+
+    def process_result(self, batch: Any, result: Any, hosts: list[Any]) -> None:
+        """Processes one step's ``result``, as SGLang does: ``copy_done.synchronize()``,
+        one token committed per request of ``batch``, then consume (none when nothing was
+        published); the host output consumed goes to ``hosts``."""
+        result.copied.complete()
+        processor = self.processor
+        starts = processor.snapshot_auxiliary_output_starts(batch, result)
+        for req in batch.reqs:
+            req.output_ids.append(len(req.output_ids) + 100)
+        host = result.auxiliary_host_output
+        if host is not None:
+            hosts.append(host)
+            processor.consume_auxiliary_output(batch, host, starts)
+
+
+class PublishingObserver:
+    """A sampling observer; ``publish`` makes the device output from the logits it saw."""
+
+    def __init__(self, publish: Any) -> None:
+        self.publish = publish
+
+    def is_active(self, sampling_info: Any) -> bool:
+        """Always active."""
+        return True
+
+    def before_grammar(self, logits: torch.Tensor, sampling_info: Any) -> torch.Tensor:
+        """Keeps the logits as its state."""
+        return logits
+
+    def after_sample(self, state: torch.Tensor, token_ids: torch.Tensor) -> Any:
+        """Publishes what ``publish`` makes of the logits."""
+        return self.publish(state)
 
 
 def _module(name: str, *, package: bool = False, **attrs: Any) -> types.ModuleType:
