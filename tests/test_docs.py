@@ -32,9 +32,15 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+# In-process pytester runs (the conftest blocks) drop the modules they imported afterwards,
+# and torch cannot be imported twice in one process: import what the suite uses up front.
 import pytest
+import torch  # noqa: F401
 from helpers.paths import EXAMPLES, PACKAGE, REPO, TESTS, TORCH_STANDIN
 
+import auxcheck._suite.item_runs
+import auxcheck.machine
+import auxcheck.migrate.scan  # noqa: F401
 from auxcheck import __version__
 from auxcheck.cli import SUBCOMMANDS
 from auxcheck.cli import main as auxcheck_main
