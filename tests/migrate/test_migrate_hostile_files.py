@@ -14,6 +14,7 @@ import signal
 import stat
 import subprocess
 import sys
+import threading
 import traceback
 from collections.abc import Callable
 from pathlib import Path
@@ -383,7 +384,11 @@ def test_a_stop_in_the_middle_of_a_write_comes_once_the_file_is_in_place(
 
     def then_stopped(*args: object) -> object:
         result = real(*args)
-        os.kill(os.getpid(), sig)
+        # To the main thread, as a terminal's signal reaches the one thread of the CLI: sent
+        # to the process, a pytest-xdist worker's execnet thread could take it, and its
+        # Python handler would then run whenever the main thread next looks, maybe only
+        # after the write (a flaky test: "DID NOT RAISE", then a worker killed).
+        signal.pthread_kill(threading.main_thread().ident or 0, sig)
         return result
 
     def stop(signum: int, frame: object) -> None:
