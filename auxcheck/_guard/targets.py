@@ -12,7 +12,7 @@ from typing import Any
 from auxcheck._guard.guard import Guard
 from auxcheck._guard.settings import HOOKS, GuardSettings, HookPoint
 
-__all__ = ["HookPlan", "hook_plan", "target_problems"]
+__all__ = ["HookPlan", "hook_plan"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,11 +48,6 @@ def hook_plan(settings: GuardSettings) -> HookPlan:
         if problem is not None:
             problems[point.target] = problem
     return HookPlan(points, problems)
-
-
-def target_problems(settings: GuardSettings) -> dict[str, str]:
-    """Returns, per hook target the running SGLang lacks, why (empty when all resolve)."""
-    return hook_plan(settings).problems
 
 
 def _unjudged(points: tuple[HookPoint, ...], why: str) -> HookPlan:

@@ -16,6 +16,7 @@ __all__ = [
     "covered_bytes",
     "covered_view",
     "host_copy",
+    "raw_bytes",
     "same_bytes",
     "still_holds",
 ]
@@ -153,7 +154,7 @@ def same_bytes(a: Any, b: Any) -> bool:
     try:
         if a.shape != b.shape or a.dtype != b.dtype:
             return False
-        left, right = _raw_bytes(a), _raw_bytes(b)
+        left, right = raw_bytes(a), raw_bytes(b)
         return bool(torch.equal(left.to(right.device), right))
     except BaseException as exc:  # sparse, nested or meta tensors: not compared
         if passes_through(exc):
@@ -161,7 +162,7 @@ def same_bytes(a: Any, b: Any) -> bool:
         return True
 
 
-def _raw_bytes(tensor: Any) -> Any:
+def raw_bytes(tensor: Any) -> Any:
     """Returns ``tensor``'s elements as flat bytes; a quantized one as its integer values.
 
     Viewing a quantized tensor as bytes crashes the process (torch 2.13): its stored

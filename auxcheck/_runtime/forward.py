@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from auxcheck._runtime.scheduler import FakeBatch
+from auxcheck.report import Finding
 
 if TYPE_CHECKING:
     from auxcheck.aliasing import StaticBufferRegistry
@@ -79,6 +80,9 @@ class Forward:
     forward_batch: FakeForwardBatch
     logits_output: FakeLogitsOutput
     can_run_graph: bool
+    noted: list[Finding] = field(default_factory=list)
+    """What the producer found that does not stop the step (AUX113): the loop keeps it as
+    its own findings, each code from the first step that shows it."""
 
 
 class GraphOutputs:

@@ -13,15 +13,15 @@ import time.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from auxcheck._core.plugin_calls import passes_through, shape_text
-from auxcheck._runtime.copying import covered_bytes, covered_view
+from auxcheck._runtime.copying import covered_bytes, covered_view, raw_bytes
 from auxcheck._runtime.walk import iter_tensors, unique_tensors
 from auxcheck.report import Finding
 
-__all__ = ["HandedWrites", "HeldTensor", "hold", "sampler_failed", "written"]
+__all__ = ["HeldTensor", "hold", "sampler_failed", "written"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,36 +110,9 @@ def _changed_values(now: Any, before: Any) -> int:
     """Returns how many elements of two flat tensors differ in their bytes (NaN == NaN)."""
     if before.numel() == 0:
         return 0
-    left, right = _elements(now.to(before.device)), _elements(before)
-    return int((left != right).any(dim=1).sum())
-
-
-def _elements(flat: Any) -> Any:
-    """Returns ``flat``'s elements as rows of their bytes; a quantized one as its integers."""
-    import torch
-
-    plain = flat.int_repr() if flat.is_quantized else flat
-    return plain.detach().contiguous().reshape(-1).view(torch.uint8).reshape(plain.numel(), -1)
-
-
-@dataclass(slots=True)
-class HandedWrites:
-    """The AUX113 findings of one run: those of the first step that shows any, as the loop
-    keeps each code."""
-
-    findings: list[Finding] = field(default_factory=list)
-    step: int | None = None
-
-    def add(self, step: int, found: Sequence[Finding]) -> None:
-        """Keeps ``found`` when ``step`` is the first step with a finding."""
-        if found and self.step in (None, step):
-            self.step = step
-            self.findings.extend(found)
-
-    def take(self) -> list[Finding]:
-        """Returns the findings kept, forgetting them (a producer may run again)."""
-        found, self.findings, self.step = self.findings, [], None
-        return found
+    left, right = raw_bytes(now.to(before.device)), raw_bytes(before)
+    width = left.numel() // before.numel()
+    return int((left != right).view(-1, width).any(dim=1).sum())
 
 
 def sampler_failed(finding: Finding, error: str, detail: str | None) -> Finding:

@@ -48,7 +48,11 @@ class HookFailed(Exception):
 
 
 Producer = Callable[[Forward], Any]
-"""Returns the device output published in one forward (None for none); raises HookFailed."""
+"""Returns the device output published in one forward (None for none); raises HookFailed.
+
+What it finds that does not stop the step goes to ``forward.noted``; the finding of a
+HookFailed may be one of them.
+"""
 
 
 def run_loop(produce: Producer, *, size: BatchSize, steps: int,
@@ -90,8 +94,11 @@ def run_loop(produce: Producer, *, size: BatchSize, steps: int,
             try:
                 output = produce(forward)
             except HookFailed as failed:
-                keep([located(failed.finding, "", at)], step)
+                keep(forward.noted, step)
+                if not any(failed.finding is f for f in forward.noted):
+                    keep([located(failed.finding, "", at)], step)
                 break
+            keep(forward.noted, step)
             published: list[PublishedLeaf] = []
             if output is not None:
                 published, copied = publish(output, registries, at)

@@ -7,13 +7,13 @@ goes on.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from auxcheck._core.plugin_calls import MISSING, announce, attempt, kind_name, lookup
 from auxcheck._runtime.batches import OBSERVER_SIZES, BatchSize
 from auxcheck._runtime.forward import FakeSamplingInfo, Forward
-from auxcheck._runtime.handed import HandedWrites, hold, sampler_failed, written
+from auxcheck._runtime.handed import hold, sampler_failed, written
 from auxcheck._runtime.loop import HookFailed, Producer, run_loop
 from auxcheck.protocols import append_auxiliary_output
 from auxcheck.report import Finding, Report, describe
@@ -21,7 +21,7 @@ from auxcheck.report import Finding, Report, describe
 if TYPE_CHECKING:
     from auxcheck.aliasing import StaticBufferRegistry
 
-__all__ = ["ObserverProducer", "check_observers", "forward_producer", "sampling_producer"]
+__all__ = ["check_observers", "forward_producer", "sampling_producer"]
 
 
 def _hook(observer: Any, name: str, *args: Any, **kwargs: Any) -> Any:
@@ -49,20 +49,6 @@ def _truth(observer: Any, name: str, value: Any) -> bool:
     return bool(outcome.value)
 
 
-class ObserverProducer:
-    """A producer running an observer's hooks; ``writes`` keeps what they wrote to the
-    tensors SGLang handed them (AUX113), from the first step that shows any."""
-
-    __slots__ = ("_run", "writes")
-
-    def __init__(self, run: Callable[[Forward, HandedWrites], Any]) -> None:
-        self._run = run
-        self.writes = HandedWrites()
-
-    def __call__(self, forward: Forward) -> Any:
-        return self._run(forward, self.writes)
-
-
 _SAMPLING_PASSES_ON = "grammar mask, sampler"
 _FORWARD_PASSES_ON = "sampling, the scheduler"
 
@@ -76,21 +62,22 @@ def _watched(observer: Any, name: str, handed: Sequence[tuple[str, Any]],
     return value, written(held, f"{name} at step {step + 1}", passes_on, observer)
 
 
-def sampling_producer(observer: Any) -> ObserverProducer:
+def sampling_producer(observer: Any) -> Producer:
     """Returns a producer running ``observer``'s hooks as ``ModelRunner.sample`` does.
 
     ``is_active`` gates it; ``before_grammar`` gets the logits (a view of the graph's
     output on decode steps), which the sampler then scales in place by the temperatures;
-    ``after_sample`` gets the sampled ids unless the state was None.
+    ``after_sample`` gets the sampled ids unless the state was None. What a hook wrote
+    to what it was handed is noted on the forward (AUX113).
     """
-    return ObserverProducer(lambda forward, writes: _sample_step(observer, forward, writes))
+    return lambda forward: _sample_step(observer, forward)
 
 
-def _sample_step(observer: Any, forward: Forward, writes: HandedWrites) -> Any:
+def _sample_step(observer: Any, forward: Forward) -> Any:
     info, step = forward.forward_batch.sampling_info, forward.step
     active, wrote = _watched(observer, "is_active", [("sampling_info", info)],
                              _SAMPLING_PASSES_ON, step, info)
-    writes.add(step, wrote)
+    forward.noted.extend(wrote)
     if not _truth(observer, "is_active", active):
         return None
     logits = forward.logits_output.next_token_logits
@@ -100,7 +87,7 @@ def _sample_step(observer: Any, forward: Forward, writes: HandedWrites) -> Any:
     sampled = attempt(_sample, logits, info)
     if sampled.error is not None and wrote:  # the hook's write is why SGLang would fail
         wrote[0] = sampler_failed(wrote[0], kind_name(sampled.error), sampled.detail)
-    writes.add(step, wrote)
+    forward.noted.extend(wrote)
     if sampled.error is not None:
         raise HookFailed(wrote[0] if wrote else Finding.of(
             "AUX102", f"the sampler could not run after before_grammar: "
@@ -110,7 +97,7 @@ def _sample_step(observer: Any, forward: Forward, writes: HandedWrites) -> Any:
         return None
     output, wrote = _watched(observer, "after_sample", [("token_ids", sampled.value)],
                              "the ids it commits to the requests", step, state, sampled.value)
-    writes.add(step, wrote)
+    forward.noted.extend(wrote)
     return output
 
 
@@ -119,20 +106,20 @@ def _sample(logits: Any, info: FakeSamplingInfo) -> Any:
     return logits.argmax(dim=-1)
 
 
-def forward_producer(observer: Any, sampling: Any = None) -> ObserverProducer:
+def forward_producer(observer: Any, sampling: Any = None) -> Producer:
     """Returns a producer running ``after_forward`` right after the forward, then sampling.
 
     The forward output comes first in the composite, as SGLang main composes them.
     """
-    def run(forward: Forward, writes: HandedWrites) -> Any:
+    def produce(forward: Forward) -> Any:
         output, wrote = _watched(
             observer, "after_forward", [("forward_batch", forward.forward_batch),
                                         ("logits_output", forward.logits_output)],
             _FORWARD_PASSES_ON, forward.step, forward.batch, forward.forward_batch,
             forward.logits_output, can_run_graph=forward.can_run_graph)
-        writes.add(forward.step, wrote)
+        forward.noted.extend(wrote)
         if sampling is not None:
-            sampled = _sample_step(sampling, forward, writes)
+            sampled = _sample_step(sampling, forward)
             composed = attempt(append_auxiliary_output, output, sampled)
             if composed.error is not None:
                 raise HookFailed(Finding.of(
@@ -142,7 +129,7 @@ def forward_producer(observer: Any, sampling: Any = None) -> ObserverProducer:
             output = composed.value
         return output
 
-    return ObserverProducer(run)
+    return produce
 
 
 def check_observers(produce: Producer, *, subject: str, batch_size: int | None = None,
@@ -164,9 +151,6 @@ def check_observers(produce: Producer, *, subject: str, batch_size: int | None =
     sizes = BatchSize((batch_size,) if batch_size else OBSERVER_SIZES)
     found = run_loop(counted, size=sizes, steps=steps, static=static, overlap=overlap,
                      seed=seed, speculative=speculative)
-    if isinstance(produce, ObserverProducer):
-        # The producer keeps AUX113 itself (the loop sees one only when it stopped a step).
-        found = [f for f in found if f.code != "AUX113"] + produce.writes.take()
     report = Report(subject)
     report.extend(sorted(found, key=lambda f: f.code))
     return report

@@ -127,8 +127,7 @@ def _device_item(key: str, source: Source, options: AuxcheckOptions, context: It
         report = built(group, lambda: _strategy_report(source, options, extras, batch_size))
     elif key in _PP_CODES and extras.pp_observer is None and not extras.findings \
             and not crosses and not _has_pp(source, batch_size):
-        pytest.skip(f"{key}: not a pipeline-parallel output (no to_pp_tensors, no "
-                    "auxcheck_pp_observer fixture, and no auxcheck_pp(True) mark)")
+        pytest.skip(_not_pp(key))
     else:
         report = built(group, lambda: _source_report(source, extras, batch_size,
                                                       options.speculative, crosses))
@@ -147,6 +146,12 @@ def _one_output(source: Source, batch_size: int | None) -> Any:
 
     return sample_output(OutputSource(source.kind, source.value),  # type: ignore[arg-type]
                          batch_size)
+
+
+def _not_pp(code: str) -> str:
+    """Returns why the PP item of ``code`` judges nothing: no sign the output crosses PP stages."""
+    return (f"{code}: not a pipeline-parallel output (no to_pp_tensors, no "
+            "auxcheck_pp_observer fixture, and no auxcheck_pp(True) mark)")
 
 
 def _has_pp(source: Source, batch_size: int | None) -> bool:
@@ -292,8 +297,7 @@ def _run_strategy_check(key: str, source: Source, options: AuxcheckOptions,
         reached.append(1)
         if key in _PP_CODES and extras.pp_observer is None and not crosses and not _has_pp(
                 Source("instance", output), batch_size):
-            skipped.append(f"{key}: not a pipeline-parallel output (no to_pp_tensors, no "
-                           "auxcheck_pp_observer fixture, and no auxcheck_pp(True) mark)")
+            skipped.append(_not_pp(key))
             assume(False)
         found = _output_report(Source("instance", output), extras, batch_size,
                                options.speculative, crosses)
@@ -364,5 +368,5 @@ def _leaf_broke(code: str, finding: Finding, source: Source, context: ItemContex
                 "instance once per example. Return a factory from the fixture to have "
                 "composites judged on fresh outputs")
     return (f"{code}: not judged, an output your fixture made for a composite broke its own "
-            f"contract there ({finding.code} {finding.summary}); it is not one item "
-            f"{context.names.get(finding.code, finding.code)} judged")
+            f"contract there ({finding.code} {finding.summary}), one item "
+            f"{context.names.get(finding.code, finding.code)} did not judge")
