@@ -12,39 +12,53 @@ dependency-light modules (the contract modules need only torch) without running
 from __future__ import annotations
 
 import ast
+import errno
 import hashlib
 import importlib
 import os
 import re
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
 import types
 import zipfile
+import zlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from auxcheck._core.sources import FileTooLarge, UndecodableFile, decode_source, read_regular
 from auxcheck.errors import AuxcheckError
 
 __all__ = [
     "CACHE_ENV",
     "Release",
     "ReleaseError",
+    "UndecodableSource",
     "cache_dir",
     "fetch_wheel",
     "find_release",
     "import_modules",
     "local_releases",
     "parse_versions",
+    "same_version",
     "unpack",
 ]
 
 CACHE_ENV = "AUXCHECK_CACHE_DIR"
 """The environment variable that overrides the cache folder for downloaded wheels."""
 
-_VERSION = re.compile(r"\d+(\.\d+)*((a|b|rc)\d+)?(\.post\d+)?(\.dev\d+)?")
+_VERSION = re.compile(r"(?P<release>\d+(?:\.\d+)*)(?:(?P<pre>a|b|rc)(?P<pre_n>\d+))?"
+                      r"(?:\.post(?P<post>\d+))?(?:\.dev(?P<dev>\d+))?")
+# What auxcheck reads of one wheel member, and of all the files it unpacks: SGLang's largest
+# source file is under 300 kB and 0.5.23's Python files 68 MB in all, so a member over these
+# is not SGLang's source (a zip bomb declares a small file and inflates to gigabytes).
+_MEMBER_LIMIT = 16 << 20
+_UNPACK_LIMIT = 1 << 30
+_CHUNK = 1 << 20
 # The same wheel whatever the platform auxcheck runs on: only its Python files are read.
 _PIP_TARGET = ("--only-binary=:all:", "--python-version", "3.11", "--implementation", "cp",
                "--platform", "manylinux_2_34_x86_64", "--platform", "manylinux_2_28_x86_64",
@@ -53,6 +67,18 @@ _PIP_TARGET = ("--only-binary=:all:", "--python-version", "3.11", "--implementat
 
 class ReleaseError(AuxcheckError, ValueError):
     """A release cannot be found, downloaded or read; the message says what to do instead."""
+
+
+class UndecodableSource(ReleaseError):
+    """A Python file of a release is not text in its declared encoding (UTF-8 unless a PEP 263
+    cookie says otherwise): Python cannot import it either. ``path`` is the file's path."""
+
+    def __init__(self, message: str, path: str) -> None:
+        super().__init__(message)
+        self.path = path
+
+    def __reduce__(self) -> tuple[type[UndecodableSource], tuple[str, str]]:
+        return type(self), (str(self), self.path)
 
 
 def cache_dir() -> Path:
@@ -80,11 +106,31 @@ def parse_versions(text: str | Iterable[str]) -> tuple[str, ...]:
         if not isinstance(value, str) or not _VERSION.fullmatch(value):
             raise ReleaseError(f"{raw!r} is not an SGLang release version; expected versions "
                                "such as 0.5.19,0.5.20,0.5.23")
-        if value not in versions:
+        if not any(same_version(value, v) for v in versions):
             versions.append(value)
     if not versions:
         raise ReleaseError("no SGLang release given; expected versions such as 0.5.20,0.5.23")
     return tuple(versions)
+
+
+def same_version(first: str, second: str) -> bool:
+    """Returns True when two release versions are equal as PEP 440 compares them.
+
+    ``9.9.1.0`` is ``9.9.1`` (trailing zeros of the release part do not count) and
+    ``0.05.19`` is ``0.5.19``; text that is not a version equals only itself.
+    """
+    return first == second or (_version_key(first) or first) == (_version_key(second) or second)
+
+
+def _version_key(text: str) -> tuple[object, ...] | None:
+    match = _VERSION.fullmatch(text)
+    if match is None:
+        return None
+    parts = [int(p) for p in match["release"].split(".")]
+    while len(parts) > 1 and parts[-1] == 0:
+        parts.pop()
+    numbers = [None if match[g] is None else int(match[g]) for g in ("pre_n", "post", "dev")]
+    return (tuple(parts), match["pre"], *numbers)
 
 
 @dataclass(slots=True, eq=False)
@@ -110,7 +156,10 @@ class Release:
         except (OSError, zipfile.BadZipFile) as exc:
             raise ReleaseError(f"{path} is not a readable wheel ({exc}); download one with "
                                "`pip download --no-deps sglang==VERSION`") from None
-        names = frozenset(n for n in archive.namelist() if n.startswith("sglang/"))
+        members = [i for i in archive.infolist() if i.filename.startswith("sglang/")]
+        for info in members:
+            _check_member(path, info)
+        names = frozenset(i.filename for i in members if not i.is_dir())
         release = cls(version or "", path, "wheel", archive, names)
         return release._verified(version)
 
@@ -128,7 +177,7 @@ class Release:
             raise ReleaseError(f"{self.path} holds no sglang/srt sources; is it an SGLang "
                                "release?")
         found = self.declared_version()
-        if version and found and found != version:
+        if version and found and not same_version(found, version):
             raise ReleaseError(f"{self.path} is sglang {found}, not {version}; pass the wheel "
                                f"or tree of sglang {version}")
         self.version = version or found or self.path.name
@@ -175,13 +224,44 @@ class Release:
         return path in self.names() or path.rstrip("/") in self.folders()
 
     def read(self, path: str) -> str | None:
-        """Returns the text of file ``path`` (UTF-8), or None when the release has no such file."""
+        """Returns the text of file ``path``, or None when the release has no such file.
+
+        Decoded as Python decodes source (UTF-8, or the PEP 263 cookie; a BOM is not part
+        of the text). Raises UndecodableSource when it cannot be decoded, ReleaseError
+        when it cannot be read (a damaged wheel) or is over 16 MiB (no SGLang source is).
+        """
+        data = self._bytes(path)
+        if data is None:
+            return None
+        try:
+            return decode_source(data, path=path).text
+        except UndecodableFile as exc:
+            raise UndecodableSource(
+                f"{self.path}: {path} is not text Python can read ({exc.detail}); Python "
+                "cannot import it either, so auxcheck cannot tell what it defines", path) from None
+
+    def _bytes(self, path: str) -> bytes | None:
         if self.kind == "source":
-            target = self.path / path
-            return target.read_text(encoding="utf-8-sig") if target.is_file() else None
+            return self._file_bytes(self.path / path)
         if path not in self.names() or self._zip is None:
             return None
-        return self._zip.read(path).decode("utf-8-sig")  # a BOM is not part of the source
+        info = self._zip.getinfo(path)
+        with _reading(self.path, info), self._zip.open(info) as member:
+            data = member.read(_MEMBER_LIMIT + 1)
+        if len(data) > _MEMBER_LIMIT:  # only if zipfile stopped trusting the declared size
+            raise ReleaseError(_too_large(self.path, path, len(data)))
+        return data
+
+    def _file_bytes(self, target: Path) -> bytes | None:
+        if not target.is_file():
+            return None
+        try:
+            return read_regular(str(target), max_size=_MEMBER_LIMIT)[0]
+        except FileTooLarge as exc:
+            raise ReleaseError(_too_large(self.path, str(target), exc.size)) from None
+        except OSError as exc:
+            raise ReleaseError(f"cannot read {target} ({exc.strerror or exc}); make it readable, "
+                               "or pass another copy of the release") from None
 
     def fingerprint(self) -> str:
         """Returns a short digest that changes when the wheel or tree changes (for caches).
@@ -194,6 +274,45 @@ class Release:
         key = f"{self.path.resolve()}|{self.kind}|{stat.st_size}|{stat.st_mtime_ns}|{self.version}"
         self._fingerprint = hashlib.sha256(key.encode()).hexdigest()[:16]
         return self._fingerprint
+
+
+def _check_member(wheel: Path, info: zipfile.ZipInfo) -> None:
+    """Raises ReleaseError when a member's name or kind could put a file outside the folder
+    it is unpacked to, or when it declares more bytes than a source file holds."""
+    name = info.filename
+    parts = name[:-1].split("/") if info.is_dir() else name.split("/")
+    why = ("is a symbolic link" if stat.S_ISLNK(info.external_attr >> 16)
+           else "holds a backslash" if "\\" in name
+           else "has a '..' part" if ".." in parts
+           else "has a drive or stream colon" if any(":" in part for part in parts)
+           else "has an empty or '.' part" if any(part in ("", ".") for part in parts)
+           else None)
+    if why is not None:
+        raise ReleaseError(
+            f"{wheel}: member {name!r} {why}, so unpacking it could write outside its folder; "
+            "auxcheck reads no such wheel (pip and PyPI wheels have none). Delete it and "
+            "download the release again, or pass --wheel or --source with a trusted copy")
+    if not info.is_dir() and name.endswith(".py") and info.file_size > _MEMBER_LIMIT:
+        raise ReleaseError(_too_large(wheel, name, info.file_size))
+
+
+def _too_large(where: Path, name: str, size: int) -> str:
+    return (f"{where}: {name} holds {size} bytes, more than the {_MEMBER_LIMIT >> 20} MiB auxcheck "
+            "reads of one source file (SGLang's largest is under 300 kB); this is not an SGLang "
+            "release as published: delete it and download the release again")
+
+
+@contextmanager
+def _reading(wheel: Path, info: zipfile.ZipInfo) -> Iterator[None]:
+    """Turns a damaged member (bad CRC, bad deflate data, cut short) into a ReleaseError."""
+    try:
+        yield
+    except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError,
+            OSError) as exc:
+        detail = f"bad compressed data: {exc}" if isinstance(exc, zlib.error) else str(exc)
+        raise ReleaseError(
+            f"{wheel}: cannot read {info.filename} ({detail}); the wheel is damaged: delete it "
+            "and download the release again") from None
 
 
 def _assigned_string(text: str, name: str) -> str | None:
@@ -210,8 +329,15 @@ def _assigned_string(text: str, name: str) -> str | None:
 
 
 def _cached_wheel(version: str, cache: Path) -> Path | None:
-    found = sorted(cache.glob(f"sglang-{version}-*.whl")) if cache.is_dir() else []
+    found = _wheels_of(version, cache) if cache.is_dir() else []
     return found[0] if found else None
+
+
+def _wheels_of(version: str, folder: Path) -> list[Path]:
+    """Returns the wheels of sglang ``version`` in ``folder``, by PEP 440 equality (pip
+    names the wheel of ``sglang==9.9.1.0`` sglang-9.9.1-...), sorted."""
+    return sorted(p for p in folder.glob("sglang-*-*.whl")
+                  if same_version(p.name.split("-")[1], version))
 
 
 def fetch_wheel(version: str, *, cache: Path | None = None, download: bool = True) -> Path:
@@ -234,14 +360,22 @@ def fetch_wheel(version: str, *, cache: Path | None = None, download: bool = Tru
                 [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet",
                  "--disable-pip-version-check", *_PIP_TARGET, f"sglang=={version}", "-d", tmp],
                 capture_output=True, text=True, check=False)
-            wheels = sorted(Path(tmp).glob(f"sglang-{version}-*.whl"))
+            if _out_of_space(done.stderr):  # pip's own traceback says only "ERROR: Exception:"
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+            wheels = _wheels_of(version, Path(tmp))
             if done.returncode != 0 or not wheels:
-                why = _last_error(done.stderr) or f"pip exited {done.returncode}"
+                why = _last_error(done.stderr) or (
+                    f"pip exited {done.returncode} leaving no sglang {version} wheel (it left: "
+                    f"{', '.join(sorted(p.name for p in Path(tmp).iterdir())) or 'nothing'})")
                 raise ReleaseError(_offline_hint(version, folder, f"pip download failed: {why}"))
             return _move_in(wheels[0], folder / wheels[0].name)
-    except OSError as exc:
-        raise ReleaseError(_offline_hint(version, folder, f"cannot write the cache ({exc})")) \
+    except OSError as exc:  # the temporary folder, with any part of a wheel, is gone by now
+        raise ReleaseError(f"cannot get sglang {version}: {_cache_problem(folder, exc)}") \
             from None
+
+
+def _out_of_space(stderr: str) -> bool:
+    return f"[Errno {errno.ENOSPC}]" in stderr or os.strerror(errno.ENOSPC) in stderr
 
 
 def _move_in(wheel: Path, target: Path) -> Path:
@@ -286,7 +420,7 @@ def find_release(
     version is ``version`` is used. Raises ReleaseError when none is found or can be fetched.
     """
     for release in local_releases(wheels, sources):
-        if release.version == version:
+        if same_version(release.version, version):
             return release
     return Release.from_wheel(fetch_wheel(version, cache=cache, download=download),
                               version=version)
@@ -307,23 +441,52 @@ def unpack(release: Release, *, cache: Path | None = None) -> Path:
     """Returns a folder holding the release's ``sglang/`` Python files, unpacking a wheel once.
 
     A source tree is returned as it is. A wheel is unpacked into
-    ``CACHE/unpacked/sglang-VERSION-DIGEST`` by a rename, so a half-written copy is never used.
+    ``CACHE/unpacked/sglang-VERSION-DIGEST`` by a rename, so a half-written copy is never used;
+    each member is streamed to disk, confined to that folder and bounded in size, and the
+    folders get the modes the user's umask gives (readable by whoever shares the cache).
+    Raises ReleaseError when the cache cannot be written (read-only, full) or holds a copy
+    this user cannot read, naming the folder and ``$AUXCHECK_CACHE_DIR``.
     """
     if release.kind == "source":
         return release.path
-    base = (cache or cache_dir()) / "unpacked"
-    target = base / f"sglang-{release.version}-{release.fingerprint()}"
-    if target.is_dir():
-        return target
-    base.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=".unpack-", dir=base))
+    folder = cache or cache_dir()
+    target = folder / "unpacked" / f"sglang-{release.version}-{release.fingerprint()}"
+    infos = _python_members(release)
+    need = sum(info.file_size for info in infos)
+    if need > _UNPACK_LIMIT:
+        raise ReleaseError(f"{release.path}: its Python files hold {need} bytes, more than the "
+                           f"{_UNPACK_LIMIT >> 30} GiB auxcheck unpacks (SGLang's are under 100 MB); "
+                           "this is not an SGLang release as published: delete it and download "
+                           "the release again")
     try:
-        for name in release.python_files():
-            text = release.read(name)
-            if text is not None:
-                out = tmp / name
-                out.parent.mkdir(parents=True, exist_ok=True)
-                out.write_text(text, encoding="utf-8")
+        if not target.is_dir():
+            _unpack_into(release, infos, target)
+        _check_readable(target, release)
+    except OSError as exc:
+        raise ReleaseError(f"cannot unpack {release.label}: "
+                           f"{_cache_problem(folder, exc, need=need)}") from None
+    return target
+
+
+def _python_members(release: Release) -> list[zipfile.ZipInfo]:
+    archive = release._zip
+    if archive is None:
+        return []
+    infos = [archive.getinfo(name) for name in release.python_files()]
+    for info in infos:  # the rule from_wheel applied, again for a Release built another way
+        _check_member(release.path, info)
+    return infos
+
+
+def _unpack_into(release: Release, infos: Sequence[zipfile.ZipInfo], target: Path) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=".unpack-", dir=target.parent))
+    try:
+        (tmp / "sglang").mkdir()
+        for info in infos:
+            _extract(release, info, tmp)
+        # mkdtemp makes its folder 0700: give it the mode the umask gave the one made in it.
+        os.chmod(tmp, stat.S_IMODE((tmp / "sglang").stat().st_mode))
         try:
             os.replace(tmp, target)
         except OSError:
@@ -331,7 +494,97 @@ def unpack(release: Release, *, cache: Path | None = None) -> Path:
                 raise
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    return target
+
+
+def _extract(release: Release, info: zipfile.ZipInfo, root: Path) -> None:
+    """Streams one checked member to ``root / name``, in chunks, at most its declared size."""
+    out = root.joinpath(*info.filename.split("/"))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    archive = release._zip
+    if archive is None:
+        return
+    with _reading(release.path, info):
+        member = archive.open(info)
+    with member, out.open("xb") as sink:
+        written = 0
+        while True:
+            with _reading(release.path, info):
+                chunk = member.read(_CHUNK)
+            if not chunk:
+                break
+            written += len(chunk)
+            if written > _MEMBER_LIMIT:
+                raise ReleaseError(_too_large(release.path, info.filename, written))
+            sink.write(chunk)
+
+
+def _check_readable(target: Path, release: Release) -> None:
+    """Raises ReleaseError naming the first folder or file of an unpacked copy this user
+    cannot read (another user's copy, unpacked with a private umask)."""
+
+    def refuse(error: OSError) -> None:
+        if isinstance(error, PermissionError):
+            _unreadable(target, Path(error.filename or target), error)
+        raise error
+
+    for folder, _, files in os.walk(target, onerror=refuse):
+        for name in files:
+            path = os.path.join(folder, name)
+            try:
+                os.close(os.open(path, os.O_RDONLY))
+            except PermissionError as exc:
+                _unreadable(target, Path(path), exc)
+    if not (target / "sglang").is_dir():
+        raise ReleaseError(f"{target} holds no sglang/ folder; delete it so that auxcheck "
+                           f"unpacks {release.label} again")
+
+
+def _unreadable(target: Path, path: Path, error: OSError) -> None:
+    try:
+        owner_id = path.stat().st_uid
+    except OSError:
+        owner_id = -1
+    owner = _user_name(owner_id)
+    raise ReleaseError(
+        f"{path} in the cache cannot be read ({error.strerror}); it belongs to {owner}. Ask its "
+        f"owner to make it readable (`chmod -R a+rX {target}`), delete it, or set "
+        f"{CACHE_ENV} to a folder of your own") from None
+
+
+def _user_name(uid: int) -> str:
+    if uid < 0:
+        return "another user"
+    try:
+        import pwd
+
+        return f"user {pwd.getpwuid(uid).pw_name} (uid {uid})"
+    except (ImportError, KeyError):
+        return f"uid {uid}"
+
+
+def _cache_problem(folder: Path, error: OSError, *, need: int | None = None) -> str:
+    """Returns why the cache cannot be written and how to fix it, for messages."""
+    if error.errno in (errno.ENOSPC, errno.EDQUOT):
+        wanted = (f"{_megabytes(need)} needed" if need is not None
+                  else "an SGLang wheel takes about 40 MB")
+        return (f"no space left on the device holding the cache {folder} "
+                f"({_megabytes(_free_space(folder))} free, {wanted}); free some space there, or "
+                f"set {CACHE_ENV} to a folder on a disk with room")
+    return (f"cannot write the cache {folder} ({error.strerror or error}); make it writable, "
+            f"or set {CACHE_ENV} to a writable folder of your own")
+
+
+def _free_space(folder: Path) -> int | None:
+    for candidate in (folder, *folder.parents):
+        try:
+            return shutil.disk_usage(candidate).free
+        except OSError:
+            continue
+    return None
+
+
+def _megabytes(size: int | None) -> str:
+    return "unknown space" if size is None else f"{size / 1e6:.1f} MB"
 
 
 def import_modules(root: Path, modules: Sequence[str]) -> Mapping[str, types.ModuleType]:

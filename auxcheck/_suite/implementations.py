@@ -150,8 +150,9 @@ def release_implementation(version: str) -> Implementation:
 
     The release's wheel comes from the user's cache (downloaded there when missing) and
     its ``auxiliary_output`` module is imported from the unpacked files; SGLang is never
-    installed. Raises ReleaseError when the wheel cannot be fetched, InvalidArgument
-    when the release predates the composites (0.5.20).
+    installed. Raises ReleaseError when the wheel cannot be fetched, read or unpacked
+    (naming the member or the cache folder), InvalidArgument when the release predates the
+    composites (0.5.20) or its module raises on import.
     """
     from auxcheck.releases import find_release, import_modules, unpack
 
@@ -162,8 +163,15 @@ def release_implementation(version: str) -> Implementation:
             f"implementation {name!r}: sglang {version} has no {SGLANG_MODULE}; append and the "
             "composites arrived in sglang 0.5.20, so prove 0.5.20 or later"
         )
-    module = import_modules(unpack(release), [SGLANG_MODULE])[SGLANG_MODULE]
-    return Implementation.from_module(module, name=name)
+    root = unpack(release)
+    imported = attempt(import_modules, root, [SGLANG_MODULE])
+    if imported.error is not None:  # the release's own code, run here: any error is possible
+        raise InvalidArgument(
+            f"implementation {name!r}: importing {SGLANG_MODULE} from {root} raised "
+            f"{kind_name(imported.error)} ({_text(imported.error)}); delete that folder so that "
+            f"auxcheck unpacks sglang {version} again, or choose 'reference'"
+        ) from None
+    return Implementation.from_module(imported.value[SGLANG_MODULE], name=name)
 
 
 def _import(spec: str, module_name: str) -> ModuleType:

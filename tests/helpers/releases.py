@@ -52,3 +52,34 @@ def write_release(root: Path, files: Mapping[str, str], *, wheel: bool = False) 
         (root / name).write_text(text, encoding="utf-8")
     return root
 
+
+
+IMPL_MODULE = ("from auxcheck.protocols import (CompositeDeviceAuxiliaryOutput, "
+               "CompositeHostAuxiliaryOutput, append_auxiliary_output)\n")
+"""An ``auxiliary_output`` module with append and the composites (auxcheck's own)."""
+
+
+def impl_release_files(version: str) -> dict[str, str]:
+    """Returns the files of a tiny release whose ``auxiliary_output`` loads as an implementation."""
+    return {
+        "sglang/__init__.py": "raise RuntimeError('sglang/__init__.py must never run')\n",
+        "sglang/version.py": f"__version__ = {version!r}\n",
+        "sglang/srt/managers/auxiliary_output.py": IMPL_MODULE,
+    }
+
+
+def write_wheel(path: Path, members: Mapping[str, str | bytes], *,
+                links: Mapping[str, str] | None = None,
+                compression: int = zipfile.ZIP_DEFLATED) -> Path:
+    """Writes a zip wheel of ``members`` (names taken as they are, ``..`` and all) and of
+    symbolic-link members ``links`` (name -> target); returns ``path``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(path, "w", compression) as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+        for name, target in (links or {}).items():
+            info = zipfile.ZipInfo(name)
+            info.create_system = 3
+            info.external_attr = (0o120777 << 16)  # S_IFLNK | 0777
+            archive.writestr(info, target)
+    return path
