@@ -28,6 +28,7 @@ __all__ = [
     "DEFAULT_MAX_FILE_SIZE",
     "PARSE_ERRORS",
     "READ_SIZE",
+    "SCAN_MAX_FILE_SIZE",
     "FileState",
     "FileTooLarge",
     "SourceFile",
@@ -73,9 +74,14 @@ class UndecodableFile(Exception):
 
 
 DEFAULT_MAX_FILE_SIZE = 2 << 20
-"""Files larger than this (2 MB) are left unchanged with a note, by migrate and by the
-scans: libcst, and ast with the scan, take about 1,000 times a file's size in memory, and
-minutes for a 20 MB file."""
+"""Files larger than this (2 MB) are left unchanged with a note by migrate (``--max-file-size``
+raises it) and not parsed by its scan: libcst takes about 1,000 times a file's size in
+memory, and minutes for a 20 MB file."""
+SCAN_MAX_FILE_SIZE = 16 << 20
+"""Files larger than this (16 MB) are not parsed by the read-only checks (``auxcheck check``'s
+import scan and release stage), which use :mod:`ast` only: about 200 times a file's size in
+memory for ordinary code, up to 700 times for a long literal of small numbers (measured on
+CPython 3.11). A valid module of a few MB, generated say, is read and checked."""
 
 
 class FileTooLarge(Exception):
@@ -252,8 +258,8 @@ def broken_file_finding(path: str, error: BaseException, *, text: str | None = N
     line, col = 1, 1
     if isinstance(error, FileTooLarge):
         seen, expected = (f"was not parsed: {error.size:,} bytes, over the {error.limit:,} "
-                          "bytes auxcheck parses (parsing costs about 1,000 times a file's "
-                          "size in memory)"), "expected a file under that size (a generated file?)"
+                          "bytes auxcheck parses here (parsing costs hundreds of times a "
+                          "file's size in memory)"), "expected a file under that size (a generated file?)"
     elif isinstance(error, OSError) or (isinstance(error, UndecodableFile)
                                       and error.stage == "read"):
         detail = error.detail if isinstance(error, UndecodableFile) else why_not_read(error)
@@ -352,10 +358,11 @@ def why_not_read(error: OSError) -> str:
 
 def parse_file(path: str, *, shown: str | None = None) -> ast.Module | Finding:
     """Returns the syntax tree of the Python file at ``path``, or its AUX504 finding (located
-    at ``shown``, ``path`` by default) when it cannot be read, decoded or parsed."""
+    at ``shown``, ``path`` by default) when it cannot be read, decoded or parsed, or holds
+    more than :data:`SCAN_MAX_FILE_SIZE` bytes (the callers only read the tree)."""
     where = path if shown is None else shown
     try:
-        source = read_source(path, max_size=DEFAULT_MAX_FILE_SIZE)
+        source = read_source(path, max_size=SCAN_MAX_FILE_SIZE)
     except (OSError, UndecodableFile, FileTooLarge) as exc:
         return broken_file_finding(where, exc)
     try:

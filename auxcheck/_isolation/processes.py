@@ -8,6 +8,7 @@ import time
 
 __all__ = [
     "KILL_GRACE",
+    "group_memory",
     "kill_group",
     "parent_of",
     "read_some",
@@ -67,3 +68,31 @@ def stop_group(pgid: int, *, grace: float = KILL_GRACE) -> None:
     if grace and kill_group(pgid, signal.SIGTERM):
         time.sleep(grace)
     kill_group(pgid, signal.SIGKILL)
+
+
+def group_memory(pgid: int) -> int:
+    """Returns the bytes of private memory in use by the processes of group ``pgid``: each
+    one's resident anonymous memory (``RssAnon``, what it allocated and touched, not the
+    libraries it shares with others), summed. 0 when none can be read (not Linux)."""
+    total = 0
+    try:
+        pids = [name for name in os.listdir("/proc") if name.isdigit()]
+    except OSError:
+        return 0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as stat:
+                if int(stat.read().rpartition(b")")[2].split()[2]) != pgid:
+                    continue
+            with open(f"/proc/{pid}/status", "rb") as status:
+                total += _anonymous_kib(status.read()) * 1024
+        except (OSError, ValueError, IndexError):  # gone meanwhile, or not ours to read
+            continue
+    return total
+
+
+def _anonymous_kib(status: bytes) -> int:
+    """Returns ``RssAnon`` from a /proc/PID/status text, in KiB (``VmRSS`` on kernels without it)."""
+    fields = dict(line.split(b":", 1) for line in status.splitlines() if b":" in line)
+    value = fields.get(b"RssAnon", fields.get(b"VmRSS", b"0 kB"))
+    return int(value.split()[0])

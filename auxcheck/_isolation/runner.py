@@ -29,6 +29,7 @@ from typing import Any, Literal
 
 from auxcheck._isolation.child import LOST_PIPE, POLL
 from auxcheck._isolation.processes import parent_of, read_some, signal_name, stop_group
+from auxcheck._isolation.tail import Tail
 
 __all__ = [
     "Ending",
@@ -158,7 +159,7 @@ class Runner:
         """Returns what unit ``index`` of ``request`` sent and how it ended; starts a runner
         when none is alive."""
         unit = Unit(index)
-        output = _Tail()
+        output = Tail(_OUTPUT_KEPT)
         try:
             failure = self._start(output)
             if failure is not None:
@@ -178,7 +179,7 @@ class Runner:
         finally:
             unit.output = output.text()
 
-    def _follow(self, unit: Unit, output: _Tail) -> None:
+    def _follow(self, unit: Unit, output: Tail) -> None:
         deadline: float | None = None
         while True:
             left = None if deadline is None else deadline - time.monotonic()
@@ -213,7 +214,7 @@ class Runner:
             return None
         return pid if parent_of(pid) in (proc.pid, None) else None
 
-    def _time_out(self, unit: Unit, output: _Tail) -> None:
+    def _time_out(self, unit: Unit, output: Tail) -> None:
         if self._worker is not None:
             stop_group(self._worker)
         unit.ending = Ending("timeout", self.timeout)
@@ -234,7 +235,7 @@ class Runner:
 
     # -------------------------------------------------------- the runner process
 
-    def _start(self, output: _Tail) -> Ending | None:
+    def _start(self, output: Tail) -> Ending | None:
         """Starts a runner when none is alive; returns how that failed, or None."""
         if self._proc is not None and self._proc.poll() is None:
             return None
@@ -264,7 +265,7 @@ class Runner:
         self.startup_output += output.take()
         return None
 
-    def _await(self, step: str, limit: float | None, output: _Tail) -> Ending | None:
+    def _await(self, step: str, limit: float | None, output: Tail) -> Ending | None:
         """Waits up to ``limit`` seconds for the runner to say ``step``; returns how that failed."""
         deadline = None if limit is None else time.monotonic() + limit
         while deadline is None or time.monotonic() < deadline:
@@ -294,7 +295,7 @@ class Runner:
                                          else f", exit status {status}")
         return Ending("runner", note=f"{why}{how}")
 
-    def _read(self, wait: float, output: _Tail) -> list[dict[str, Any]]:
+    def _read(self, wait: float, output: Tail) -> list[dict[str, Any]]:
         """Returns the messages that arrive within ``wait`` seconds; keeps output in ``output``.
 
         Which worker runs and how it ended (``start``, ``ended``, ``booted``, ``ready``) is
@@ -368,31 +369,6 @@ class _Lines:
         if self.fd >= 0:
             os.close(self.fd)
         self.fd, self.buffer = -1, b""
-
-
-class _Tail:
-    """The last bytes a process wrote, and how many came before them."""
-
-    def __init__(self) -> None:
-        self.data = b""
-        self.dropped = 0
-
-    def add(self, data: bytes) -> None:
-        self.data += data
-        if len(self.data) > _OUTPUT_KEPT:
-            self.dropped += len(self.data) - _OUTPUT_KEPT
-            self.data = self.data[-_OUTPUT_KEPT:]
-
-    def take(self) -> str:
-        text = self.text()
-        self.data, self.dropped = b"", 0
-        return text
-
-    def text(self) -> str:
-        text = self.data.decode(errors="replace")
-        if self.dropped:
-            text = f"[auxcheck: {self.dropped} earlier bytes of output not kept]\n{text}"
-        return text
 
 
 def _ending(message: Mapping[str, Any], note: str) -> Ending:

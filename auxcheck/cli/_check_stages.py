@@ -26,21 +26,26 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from auxcheck._core.paths import is_dir, is_file
+from auxcheck._core.sources import SCAN_MAX_FILE_SIZE
 from auxcheck._core.text import plural
 
 if TYPE_CHECKING:
     from auxcheck._isolation.bounded import Bounded
+    from auxcheck.report import Finding
 
 __all__ = [
+    "CHECK_AUX504_HINT",
     "MYPY_CONFIG_FILES",
     "STAGES",
     "STRICT_FLAGS",
     "CheckOptions",
     "StageResult",
     "contract_command",
+    "for_check",
     "has_xdist",
     "mypy_config",
     "plugin_packages",
+    "project_links",
     "run_stages",
     "source_root",
 ]
@@ -93,6 +98,40 @@ class CheckOptions:
     offline: bool = False
     timeout: float = 900.0
     """Seconds the mypy run and the contract suite may each take (0: no limit)."""
+    memory: int = 0
+    """Bytes of memory the processes of the mypy run, and of the contract suite, may hold
+    together (0: no limit)."""
+    links: tuple[Path, ...] | None = None
+    """The symbolic links under ``path`` that no stage follows (None: found when the stages run)."""
+
+
+CHECK_AUX504_HINT = ("make it valid Python for the Python version in use (readable, in the "
+                     "encoding its coding cookie declares, without null bytes); `auxcheck "
+                     "check` reads every Python file under PATH, and parses files of up to "
+                     f"{SCAN_MAX_FILE_SIZE >> 20} MB: split or shrink a larger (generated) one")
+"""The fix of an AUX504 finding in ``auxcheck check``, which has no option to leave a file out."""
+
+
+def project_links(path: Path) -> tuple[Path, ...]:
+    """Returns the symbolic links under ``path`` to a folder or a Python file, as the import
+    scan notes them: no stage follows them (a link to a folder above it would make mypy and
+    pytest walk the project again at every level, without end)."""
+    from auxcheck._core.python_files import WalkNote, iter_python_files
+
+    links: list[Path] = []
+
+    def note(walk_note: WalkNote) -> None:
+        if walk_note.kind == "link":
+            links.append(Path(walk_note.path))
+
+    for _ in iter_python_files([str(path)], note=note):
+        pass
+    return tuple(links)
+
+
+def for_check(finding: Finding) -> Finding:
+    """Returns ``finding`` with a fix that names only what ``auxcheck check`` offers."""
+    return replace(finding, hint=CHECK_AUX504_HINT) if finding.code == "AUX504" else finding
 
 
 # ---------------------------------------------------------------- stages
@@ -106,7 +145,8 @@ def run_imports(options: CheckOptions) -> StageResult:
     from auxcheck.migrate.scan import scan_paths
 
     files = sum(1 for _ in iter_python_files([str(options.path)]))
-    report = scan_paths([str(options.path)], every_file=True)
+    report = [for_check(f) for f in scan_paths([str(options.path)], every_file=True,
+                                                max_size=SCAN_MAX_FILE_SIZE)]
     counts = {"files": files, "findings": len(report)}
     for code in ("AUX501", "AUX502", "AUX504"):
         counts[code] = sum(1 for f in report if f.code == code)
@@ -130,7 +170,9 @@ def plugin_packages(path: Path) -> list[Path]:
 
 
 def _is_plugin_package(path: Path) -> bool:
-    return is_file(path / "__init__.py") and not path.name.startswith((".", "test"))
+    # Not through a link: the import scan does not follow it, so no stage does.
+    return (not path.is_symlink() and is_file(path / "__init__.py")
+            and not path.name.startswith((".", "test")))
 
 
 def source_root(path: Path) -> Path | None:
@@ -177,13 +219,17 @@ class _MypyRun:
     cwd: Path
     config: Path | None
     targets: tuple[str, ...]
+    excluded: tuple[str, ...] = ()
+    """The links under the targets, relative to ``cwd``: mypy is told not to enter them."""
 
     @property
     def options(self) -> tuple[str, ...]:
-        """Returns the project's config file, or the strict flags (with discovery turned off)."""
+        """Returns the project's config file, or the strict flags (with discovery turned off),
+        and an ``--exclude`` for each link (added to the project's own excludes)."""
+        excludes = tuple(f"--exclude=^{re.escape(link)}/?$" for link in self.excluded)
         if self.config is not None:
-            return ("--config-file", self.config.name)
-        return ("--config-file=", *STRICT_FLAGS)
+            return ("--config-file", self.config.name, *excludes)
+        return ("--config-file=", *STRICT_FLAGS, *excludes)
 
     @property
     def label(self) -> str:
@@ -191,10 +237,12 @@ class _MypyRun:
         return f"config: {self.config.name}" if self.config else " ".join(STRICT_FLAGS)
 
 
-def _mypy_run(path: Path, packages: Sequence[Path]) -> _MypyRun:
+def _mypy_run(path: Path, packages: Sequence[Path], links: Sequence[Path]) -> _MypyRun:
     cwd = path.parent if list(packages) == [path] else path
+    excluded = tuple(link.relative_to(cwd).as_posix() for link in links
+                     if any(link.is_relative_to(p) for p in packages))
     return _MypyRun(cwd, mypy_config(cwd),
-                    tuple(str(p.relative_to(cwd)) for p in packages))
+                    tuple(str(p.relative_to(cwd)) for p in packages), excluded)
 
 
 def run_mypy(options: CheckOptions) -> StageResult:
@@ -210,16 +258,17 @@ def run_mypy(options: CheckOptions) -> StageResult:
     if not packages:
         return StageResult("mypy", "skipped", summary="no package (folder with __init__.py, "
                                                       "or under src/)")
-    run = _mypy_run(options.path, packages)
+    run = _mypy_run(options.path, packages, _links(options))
     from auxcheck._isolation.bounded import run_bounded
 
     command = [sys.executable, "-m", "mypy", *run.options, *run.targets]
     # Bounded: a project's mypy plugins are its own code, and may hang.
-    done = run_bounded(command, cwd=run.cwd, env=_mypy_env(run.cwd), timeout=options.timeout)
+    done = run_bounded(command, cwd=run.cwd, env=_mypy_env(run.cwd), timeout=options.timeout,
+                       memory=options.memory)
     data = {"config": run.config.name if run.config else None, "options": list(run.options)}
-    errors = len(re.findall(r": error: ", done.output))
+    errors = _mypy_errors(done.output)
     counts = {"packages": len(packages), "errors": errors}
-    if done.timed_out or done.returncode not in (0, 1):
+    if done.timed_out or done.memory_limit or done.returncode not in (0, 1):
         return StageResult("mypy", "error", counts, 0.0,
                            f"mypy {_ended(done, options.timeout)} ({run.label})",
                            done.output, data)
@@ -230,10 +279,24 @@ def run_mypy(options: CheckOptions) -> StageResult:
 
 
 def _ended(done: Bounded, timeout: float) -> str:
-    """Returns how a bounded run that did not finish cleanly ended, naming --timeout."""
+    """Returns how a bounded run that did not finish cleanly ended, naming --timeout, or
+    --max-memory and how to raise it."""
     if done.timed_out:
         return f"did not finish within {timeout:g} s (--timeout) and was killed"
+    if done.memory_limit:
+        return f"{done.text()}; pass a larger --max-memory (or 0: no limit) if it needs more"
     return done.text()
+
+
+def _links(options: CheckOptions) -> tuple[Path, ...]:
+    return project_links(options.path) if options.links is None else options.links
+
+
+def _mypy_errors(output: str) -> int:
+    """Returns the errors mypy reports: its closing count (the output kept may be only its
+    tail), else the error lines counted."""
+    match = re.search(r"^Found (\d+) errors? in \d+ files?", output, re.MULTILINE)
+    return int(match.group(1)) if match else len(re.findall(r": error: ", output))
 
 
 def _mypy_env(cwd: Path) -> dict[str, str]:
@@ -279,6 +342,9 @@ def contract_command(options: CheckOptions, results: Path) -> list[str]:
         command.append(f"--auxcheck-profile={options.profile}")
     if options.jobs and has_xdist():
         command += ["-n", str(options.jobs)]
+    # pytest would follow a link to a folder above it at every level (the conftest, and
+    # every contract item, once per level): it is given only what the import scan saw.
+    command += [f"--ignore={link}" for link in _links(options)]
     return [*command, *options.pytest_args, "."]
 
 
@@ -292,9 +358,11 @@ def run_contract(options: CheckOptions) -> StageResult:
     counts = outcomes.counts
     summary = ", ".join(f"{n} {k}" for k, n in counts.items() if n or k == "passed")
     data = {"command": command[1:]}  # from `-m pytest`: the interpreter is this one
-    if done.timed_out or done.returncode not in (0, 1) or not outcomes.written:
+    if (done.timed_out or done.memory_limit or done.returncode not in (0, 1)
+            or not outcomes.written):
         # Exit 0 without the results file: a fixture or plugin ended pytest (os._exit(0)).
-        early = "" if outcomes.written or done.timed_out else " before writing its results"
+        early = ("" if outcomes.written or done.timed_out or done.memory_limit
+                 else " before writing its results")
         return StageResult("contract", "error", counts, 0.0,
                            f"pytest {_ended(done, options.timeout)}{early}", done.output, data)
     if not suite_ran(counts, done.returncode):
@@ -332,7 +400,7 @@ def _run_streamed(command: list[str], options: CheckOptions) -> Bounded:
     if src is not None:  # a src layout imports without being installed first
         env["PYTHONPATH"] = _prepended(str(src), env.get("PYTHONPATH"))
     return run_bounded(command, cwd=options.path, env=env, timeout=options.timeout,
-                       stream=sys.stderr if options.stream else None)
+                       memory=options.memory, stream=sys.stderr if options.stream else None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -400,8 +468,11 @@ def run_sglang(options: CheckOptions) -> StageResult:
         except ReleaseError as exc:
             results.append(ReleaseResult(version, version, error=str(exc)))
             continue
-        results.append(check_release(scan, ReleaseIndex(release, cache=options.cache),
-                                     moves=moves))
+        try:
+            results.append(check_release(scan, ReleaseIndex(release, cache=options.cache),
+                                         moves=moves))
+        except ReleaseError as exc:  # a damaged wheel: that release's row says so
+            results.append(ReleaseResult(version, version, error=str(exc)))
     failed = [r.version for r in results if r.failed]
     counts = {"releases": len(results), "failed": len(failed),
               "findings": sum(len(s.findings) for r in results for s in r.stages)}
@@ -411,9 +482,9 @@ def run_sglang(options: CheckOptions) -> StageResult:
         # No release can vouch for a file that was never read: the stage fails on it.
         counts["AUX504"] = len(scan.broken)
         summary += f"; {plural(len(scan.broken), 'file')} not scanned (AUX504)"
-        output = "\n".join([*(f.to_text() for f in scan.broken), "", output])
+        output = "\n".join([*(for_check(f).to_text() for f in scan.broken), "", output])
     data = {"releases": [r.to_dict() for r in results],
-            "broken": [f.to_dict() for f in scan.broken]}
+            "broken": [for_check(f).to_dict() for f in scan.broken]}
     return StageResult("sglang", "fail" if failed or scan.broken else "ok", counts, 0.0,
                        summary, output, data, always_shown=True)
 
@@ -445,6 +516,8 @@ def run_stages(options: CheckOptions, *, clock: Callable[[], float] = time.perf_
     ``started(index, stage)`` is called before a stage runs and ``finished(index, result)``
     after it ran or was left out (``--skip``), ``index`` counting from 1.
     """
+    if options.links is None:  # one walk: every stage leaves the same links out
+        options = replace(options, links=project_links(options.path))
     results = []
     for index, stage in enumerate(STAGES, start=1):
         if stage in options.skip:

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
+import signal
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -26,6 +28,7 @@ __all__ = [
     "add_jobs",
     "add_release_options",
     "add_timeout",
+    "byte_size",
     "one_version",
     "positive_int",
     "run_command",
@@ -67,10 +70,27 @@ class CommandParser(argparse.ArgumentParser):
 
 
 def run_command(prog: str, body: Callable[[list[str]], int],
-                argv: Sequence[str] | None) -> int:
+                argv: Sequence[str] | None, *, stoppable: bool = False) -> int:
     """Returns ``body(argv)`` (``sys.argv[1:]`` when None): 2 on a usage error, which is
-    printed as ``PROG: error: ...``; 1 when stdout's reader went away."""
+    printed as ``PROG: error: ...``; 1 when stdout's reader went away.
+
+    ``stoppable``: the body starts child processes, and SIGTERM is handled as Ctrl-C is
+    (:func:`auxcheck._isolation.stops.stops_raised`): either ends the body, whose cleanups
+    end its children and remove its temporary folders, and the command says so and returns
+    128 + the signal's number.
+    """
     words = list(sys.argv[1:] if argv is None else argv)
+    if stoppable:
+        from auxcheck._isolation.stops import stops_raised
+
+        try:
+            with stops_raised():
+                return run_command(prog, body, words)
+        except KeyboardInterrupt as stop:
+            signum = getattr(stop, "signum", signal.SIGINT)
+            print(f"{prog}: stopped by {signal.Signals(signum).name}; the processes it started "
+                  "were ended and its temporary files removed", file=sys.stderr)
+            return 128 + signum
     try:
         return body(words)
     except _ParserExit as done:
@@ -128,6 +148,22 @@ def seconds(text: str) -> float:
         raise argparse.ArgumentTypeError(f"invalid value {text!r}; expected a number of seconds "
                                          ">= 0, such as 60 or 2.5 (0: no limit)")
     return value
+
+
+_UNITS = {"": 1, "B": 1, "K": 1 << 10, "KB": 1 << 10, "M": 1 << 20, "MB": 1 << 20,
+          "G": 1 << 30, "GB": 1 << 30}
+
+
+def byte_size(text: str) -> int | None:
+    """Returns ``2MB``, ``500KB``, ``8G`` or ``1048576`` in bytes (K, M, G are powers of 1024),
+    None for ``0`` or ``none`` (no limit); raises ArgumentTypeError saying what it got."""
+    match = re.fullmatch(r"\s*(\d+)\s*([KMG]?B?)\s*", text.upper())
+    if text.strip().lower() == "none" or (match and int(match[1]) == 0):
+        return None
+    if match is None:
+        raise argparse.ArgumentTypeError(f"invalid size {text!r}; expected bytes or a size "
+                                         "such as 500KB, 2MB or 1GB (0 or none: no limit)")
+    return int(match[1]) * _UNITS[match[2]]
 
 
 def add_timeout(parser: argparse.ArgumentParser, *, default: float, help: str) -> None:

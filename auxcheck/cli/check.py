@@ -23,6 +23,7 @@ from auxcheck.cli._check_stages import (
     CheckOptions,
     StageResult,
     has_xdist,
+    project_links,
     run_stages,
     source_root,
 )
@@ -33,6 +34,7 @@ from auxcheck.cli._common import (
     add_jobs,
     add_release_options,
     add_timeout,
+    byte_size,
     run_command,
     say,
 )
@@ -41,8 +43,10 @@ __all__ = [
     "DESCRIPTION",
     "check_impl",
     "check_profile",
+    "default_memory",
     "impl_problem",
     "jobs_warnings",
+    "link_warnings",
     "main",
     "progress_finished",
     "progress_started",
@@ -128,7 +132,8 @@ def _parser() -> CommandParser:
     parser = CommandParser(
         prog=PROG, description=DESCRIPTION,
         usage="auxcheck check [-h] [--format {text,json}] [-q] [--skip STAGE] [-j N] "
-              "[--impl IMPL] [--profile NAME] [--timeout SECONDS] [--sglang VERSIONS] [--wheel WHEEL] "
+              "[--impl IMPL] [--profile NAME] [--timeout SECONDS] [--max-memory SIZE] "
+              "[--sglang VERSIONS] [--wheel WHEEL] "
               "[--source DIR] [--offline] [--cache DIR] PATH [-- PYTEST_ARGS...]",
         epilog="Arguments after `--` go to the contract stage's pytest, e.g. -- -k AUX104. "
                "Each stage's start and end is said on stderr.")
@@ -154,11 +159,28 @@ def _parser() -> CommandParser:
                 help="seconds the mypy stage and the contract stage may each run (they run "
                      "the project's code: its mypy plugins, its conftest and fixtures); a "
                      "stage still running then is killed, with its process group, and fails")
+    parser.add_argument("--max-memory", type=byte_size, default=default_memory(),
+                        metavar="SIZE",
+                        help="memory the processes of the mypy stage, and of the contract "
+                             "stage, may hold together, e.g. 8GB; past it the stage is killed "
+                             "with its process group and fails (default: half this machine's "
+                             "memory; 0: no limit)")
     group = add_release_options(parser, title="SGLang releases (the sglang stage)", checked=True)
     group.add_argument("--sglang", action="append", default=[], metavar="VERSIONS",
                        help="releases to check against, comma-separated (repeatable), e.g. "
                             "0.5.19,0.5.20,0.5.23; default: [tool.auxcheck] sglang")
     return parser
+
+
+def default_memory() -> int:
+    """Returns the default of ``--max-memory``: half this machine's memory (0 when it cannot
+    be told: no limit)."""
+    import os
+
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 2
+    except (ValueError, OSError):
+        return 0
 
 
 def _releases(sglang: Sequence[str], path: Path) -> tuple[str, ...]:
@@ -222,13 +244,14 @@ def impl_problem(spec: str) -> str | None:
     return None
 
 
-def check_impl(spec: str, path: Path, *, timeout: float = 0) -> None:
+def check_impl(spec: str, path: Path, *, timeout: float = 0, memory: int = 0) -> None:
     """Raises UsageError naming ``--impl`` when the contract suite in ``path`` could not load
     ``spec``: loaded as the suite loads it (``auto`` and ``reference`` always load).
 
     A release (``sglang==X``) is read from its wheel here; a module is the user's code and
-    is imported in a child process bounded by ``timeout`` seconds (0: none), the way the
-    contract stage imports it, so its exits and hangs are reported, not suffered.
+    is imported in a child process bounded by ``timeout`` seconds and ``memory`` bytes (0:
+    none), the way the contract stage imports it, so its exits and hangs are reported, not
+    suffered.
     """
     if spec in ("auto", "reference"):
         return
@@ -243,12 +266,12 @@ def check_impl(spec: str, path: Path, *, timeout: float = 0) -> None:
         with _importable(path):
             problem = impl_problem(spec)
     else:
-        problem = _probe_impl(spec, path, timeout)
+        problem = _probe_impl(spec, path, timeout, memory)
     if problem is not None:
         raise UsageError(f"--impl: {problem}")
 
 
-def _probe_impl(spec: str, path: Path, timeout: float) -> str | None:
+def _probe_impl(spec: str, path: Path, timeout: float, memory: int) -> str | None:
     import os
 
     from auxcheck._isolation.bounded import run_bounded
@@ -258,7 +281,7 @@ def _probe_impl(spec: str, path: Path, timeout: float) -> str | None:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(entries + [p for p in sys.path if p])
     done = run_bounded([sys.executable, "-c", _IMPL_PROBE.format(mark=_IMPL_MARK), spec],
-                       cwd=path, env=env, timeout=timeout)
+                       cwd=path, env=env, timeout=timeout, memory=memory)
     for line in reversed(done.output.splitlines()):
         if line.startswith(_IMPL_MARK):
             return line[len(_IMPL_MARK):] or None
@@ -287,6 +310,23 @@ def check_profile(name: str) -> None:
     problem = ("is not an auxcheck profile" if looks_like_a_name else
                "is not a profile name (a letter or _, then letters, digits, _, - or .)")
     raise UsageError(f"--profile: {name!r} {problem}; {expected}")
+
+
+_LINKS_SHOWN = 5
+"""Links named in the warning; the rest are counted."""
+
+
+def link_warnings(options: CheckOptions) -> list[str]:
+    """Returns the one warning that symbolic links under PATH are followed by no stage, if any."""
+    links = options.links or ()
+    if not links:
+        return []
+    names = [str(link.relative_to(options.path)) for link in links]
+    shown = ", ".join(names[:_LINKS_SHOWN]) + (
+        f" and {len(names) - _LINKS_SHOWN} more" if len(names) > _LINKS_SHOWN else "")
+    return [(f"{len(links)} symbolic {'link' if len(links) == 1 else 'links'} not followed: "
+             f"{shown}; no stage enters them (the import scan skips them, mypy and pytest are "
+             "told to leave them out): check the folder they point to on its own")]
 
 
 def jobs_warnings(options: CheckOptions) -> list[str]:
@@ -319,18 +359,21 @@ def _request(argv: list[str]) -> _Request:
     if args.profile is not None:
         check_profile(args.profile)
     if args.impl is not None:
-        check_impl(args.impl, path.resolve(), timeout=args.timeout)
-    options = CheckOptions(path.resolve(), frozenset(args.skip), args.jobs, args.impl,
+        check_impl(args.impl, path.resolve(), timeout=args.timeout,
+                   memory=args.max_memory or 0)
+    root = path.resolve()
+    options = CheckOptions(root, frozenset(args.skip), args.jobs, args.impl,
                            args.profile, stream=args.format == "text" and not args.quiet,
                            pytest_args=tuple(extra), releases=releases,
                            wheels=tuple(args.wheel), sources=tuple(args.source),
-                           cache=args.cache, offline=args.offline, timeout=args.timeout)
+                           cache=args.cache, offline=args.offline, timeout=args.timeout,
+                           memory=args.max_memory or 0, links=project_links(root))
     return _Request(options, args.format, path)
 
 
 def _main(argv: list[str]) -> int:
     options, fmt, path = _request(argv)
-    warnings = jobs_warnings(options)
+    warnings = link_warnings(options) + jobs_warnings(options)
     for warning in warnings:
         _say(f"{PROG}: warning: {warning}")
 
@@ -351,4 +394,4 @@ def _main(argv: list[str]) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Runs ``auxcheck check``; returns 0 when every stage passed, 1 when one failed, 2 on usage."""
-    return run_command(PROG, _main, argv)
+    return run_command(PROG, _main, argv, stoppable=True)

@@ -69,7 +69,7 @@ _MAX_BUFFERS = 100_000
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Runs ``auxcheck validate``; returns 0 when clean, 1 on findings, 2 on usage errors."""
-    return run_command(PROG, _main, argv)
+    return run_command(PROG, _main, argv, stoppable=True)
 
 
 def _main(argv: list[str]) -> int:

@@ -13,8 +13,10 @@ from pathlib import Path
 import pytest
 from helpers.broken_files import BROKEN, PYTHON, Broken, write_broken
 from helpers.paths import EXAMPLES, REPO
+from helpers.plugin_sources import FIXABLE
 
 from auxcheck.cli._check_stages import (
+    CHECK_AUX504_HINT,
     CheckOptions,
     StageResult,
     mypy_config,
@@ -623,3 +625,41 @@ def test_a_plugin_whose_files_all_parse_passes_both_stages(
     by_stage = stages(document)
     assert (status, by_stage["imports"]["result"], by_stage["sglang"]["result"]) == (0, "ok", "ok")
     assert "AUX504" not in by_stage["imports"]["counts"]  # type: ignore[operator]
+
+
+GENERATED = "".join(f"def f{i}(x: int) -> int:\n    return x + {i}\n\n\n" for i in range(60_000))
+"""A valid generated module of about 3 MB: over migrate's 2 MB limit, under check's."""
+
+
+@pytest.mark.slow
+def test_a_valid_module_over_2mb_is_read_by_the_import_and_release_stages(
+        broken_project: tuple[Path, list[str]], capsys: pytest.CaptureFixture[str]) -> None:
+    """A 3 MB module is parsed by the import scan (the old import on its last line is found)
+    and by the release stage, which does not call it unscanned."""
+    plugin, options = broken_project
+    (plugin / "plug" / "generated.py").write_text(GENERATED + FIXABLE)
+    _, document = run_json(capsys, str(plugin), *options)
+    imports, releases = stages(document)["imports"], stages(document)["sglang"]
+    assert (imports["result"], imports["counts"]) == (
+        "fail", {"files": 2, "findings": 1, "AUX501": 1, "AUX502": 0})
+    assert str(imports["output"]).startswith(
+        f"{plugin}/plug/generated.py:{GENERATED.count(chr(10)) + 1}:1: AUX501 ")
+    assert "AUX504" not in str(releases["output"]) and "not scanned" not in str(
+        releases["summary"]), releases["summary"]
+
+
+def test_a_module_over_what_check_parses_is_aux504_with_a_fix_check_offers(
+        broken_project: tuple[Path, list[str]], capsys: pytest.CaptureFixture[str]) -> None:
+    """A 17 MB module is AUX504 in both stages, and the fix names no option check lacks."""
+    plugin, options = broken_project
+    (plugin / "plug" / "huge.py").write_bytes(b"#" * (17 << 20))
+    status, document = run_json(capsys, str(plugin), *options)
+    imports, releases = stages(document)["imports"], stages(document)["sglang"]
+    assert (status, imports["counts"]["AUX504"], releases["counts"]["AUX504"]) == (  # type: ignore[index]
+        1, 1, 1)
+    for output in (str(imports["output"]), str(releases["output"])):
+        assert ("huge.py:1:1: AUX504 was not parsed: 17,825,792 bytes, over the 16,777,216 bytes "
+                "auxcheck parses here") in output
+        assert output.endswith(f"; fix: {CHECK_AUX504_HINT}") or (
+            f"; fix: {CHECK_AUX504_HINT}\n" in output), output
+        assert "--exclude" not in output and "auxcheck_paths" not in output

@@ -45,10 +45,11 @@ def scan_source(text: str, *, moves: MoveTable | None = None, module: str | None
     return [use.finding(path) for use in analysis.uses]
 
 
-def _scan_file(path: str, table: MoveTable, report: Report) -> None:
-    """Adds the findings of the file at ``path``: its uses, or AUX504 when it is broken."""
+def _scan_file(path: str, table: MoveTable, report: Report, max_size: int | None) -> None:
+    """Adds the findings of the file at ``path``: its uses, or AUX504 when it is broken (or
+    holds more than ``max_size`` bytes)."""
     try:
-        source = read_source(path, max_size=DEFAULT_MAX_FILE_SIZE)
+        source = read_source(path, max_size=max_size)
     except (NotARegularFile, UndecodableFile, FileTooLarge) as exc:
         report.add(broken_file_finding(path, exc))
         return
@@ -61,25 +62,27 @@ def _scan_file(path: str, table: MoveTable, report: Report) -> None:
 
 
 def scan_paths(paths: Sequence[str] | Iterable[str], *, moves: MoveTable | None = None,
-               exclude: Sequence[str] = (), every_file: bool = False) -> Report:
+               exclude: Sequence[str] = (), every_file: bool = False,
+               max_size: int | None = DEFAULT_MAX_FILE_SIZE) -> Report:
     """Returns a Report of every remaining old-module use under ``paths``.
 
     Each finding is AUX501 (``auxcheck migrate`` can fix it), AUX502 (needs a
     human: star or dynamic imports) or AUX504 (a file that cannot be read, decoded or
     parsed), located at ``path:line:col``. Files that cannot hold a use
     (:meth:`MoveTable.could_use`) are never parsed, unless ``every_file`` (``auxcheck check`` sets it, so that every
-    broken file of a plugin is reported); libcst is never imported. ``pytest
-    --auxcheck`` calls this.
+    broken file of a plugin is reported); libcst is never imported. A file over ``max_size``
+    bytes is AUX504 (migrate's limit by default; ``auxcheck check`` reads larger ones).
+    ``pytest --auxcheck`` calls this.
     """
     from auxcheck.report import Report
 
     table = moves or builtin_moves()
     report = Report("auxcheck migrate --check")
-    could_use = Prefilter(table.needles(), table.could_use, max_size=DEFAULT_MAX_FILE_SIZE)
+    could_use = Prefilter(table.needles(), table.could_use, max_size=max_size)
     for path in iter_python_files(paths, exclude=exclude):
         try:
             if every_file or could_use(path):
-                _scan_file(path, table, report)
+                _scan_file(path, table, report, max_size)
         except (OSError, UndecodableFile) as exc:  # a FIFO named *.py among them
             report.add(broken_file_finding(path, exc))
     return report
