@@ -5,17 +5,19 @@ from __future__ import annotations
 import json
 import logging
 import os
+import stat
 import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from auxcheck._guard.settings import REPORT_ENV, GuardSettings
 from auxcheck.errors import GuardError
 from auxcheck.report import Finding
 
-__all__ = ["Reporter"]
+__all__ = ["Reporter", "open_report"]
 
 logger = logging.getLogger("auxcheck.guard")
 
@@ -33,14 +35,7 @@ class Reporter:
         self.path = settings.report
         self.tallies: dict[tuple[str, str], _Tally] = {}
         self.lock = threading.Lock()
-        self.fd: int | None = None
-        if self.path is not None:
-            try:
-                self.fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-            except OSError as exc:
-                logger.error("auxcheck guard: cannot open %s=%s (%s); findings are logged "
-                             "only. Point it at a writable file.", REPORT_ENV, self.path,
-                             exc.strerror or exc)
+        self.fd = None if self.path is None else open_report(self.path)
 
     def findings(self, found: Sequence[tuple[Finding, str]]) -> None:
         """Counts each (finding, output class); logs and writes the first and each 10**k-th."""
@@ -93,6 +88,61 @@ class Reporter:
         logger.warning("auxcheck guard summary for pid %d: %s", os.getpid(), text)
         self.write("summary", counts=[{"code": c, "output_class": o, "count": n}
                                       for (c, o), n in sorted(counts.items())])
+
+
+def open_report(path: Path) -> int | None:
+    """Returns a descriptor appending to the regular file ``path`` (created when missing), or None.
+
+    SGLang loads the guard in every process it starts, so opening the report must never
+    block nor write through someone else's link: the last component of ``path`` is never
+    followed (``O_NOFOLLOW``) and the open does not wait (``O_NONBLOCK``, so a named pipe
+    with no reader fails at once instead of hanging the server's start); anything but a
+    regular file is refused. The folders above are followed: they are the operator's
+    choice of place (``/tmp`` itself is a link on macOS). A refusal or failure is logged
+    in one line naming the path and what it is, and the guard runs on without its report.
+    """
+    flags = (os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+             | getattr(os, "O_NONBLOCK", 0))
+    try:
+        fd = os.open(path, flags, 0o644)
+    except OSError as exc:
+        kind = _kind(path)
+        _refuse(path, f"it is {kind}, not a regular file" if kind else exc.strerror or str(exc))
+        return None
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        _refuse(path, f"it is {_KINDS.get(stat.S_IFMT(mode), 'something else')}, not a "
+                      f"regular file")
+        return None
+    if flags & getattr(os, "O_NONBLOCK", 0):
+        os.set_blocking(fd, True)
+    return fd
+
+
+def _refuse(path: Path, why: str) -> None:
+    logger.error("auxcheck guard: cannot open %s=%s (%s); findings are logged only. Point it "
+                 "at a writable regular file (it is created when missing).", REPORT_ENV, path,
+                 why)
+
+
+_KINDS = {stat.S_IFIFO: "a named pipe (FIFO)", stat.S_IFLNK: "a symbolic link",
+          stat.S_IFDIR: "a directory", stat.S_IFCHR: "a character device",
+          stat.S_IFBLK: "a block device", stat.S_IFSOCK: "a socket"}
+
+
+def _kind(path: Path) -> str | None:
+    """Says what ``path`` is when it is not a regular file (a link: and where it points)."""
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return None
+    if stat.S_ISLNK(mode):
+        try:
+            return f"a symbolic link to {os.readlink(path)}"
+        except OSError:
+            return "a symbolic link"
+    return _KINDS.get(stat.S_IFMT(mode))
 
 
 def _round(count: int) -> bool:

@@ -23,6 +23,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from auxcheck._releases.stars import star_source
 from auxcheck._releases.summaries import (
     ClassSummary,
     ModuleSummary,
@@ -31,13 +32,15 @@ from auxcheck._releases.summaries import (
     module_of_path,
     summarize,
 )
-from auxcheck.releases import Release, cache_dir
+from auxcheck.releases import Release, UndecodableSource, cache_dir
 
 __all__ = [
     "Homes",
     "Lookup",
     "ReleaseIndex",
     "importable",
+    "read_cached",
+    "write_cached",
 ]
 
 INDEX_FORMAT = 3
@@ -74,15 +77,23 @@ class Lookup:
 
 def _summarize_path(job: tuple[Release, str]) -> ModuleSummary | None:
     release, path = job
-    text = release.read(path)
     module, package = module_of_path(path)
+    try:  # a damaged wheel raises ReleaseError: never taken for a file that does not parse
+        text = release.read(path)
+    except UndecodableSource:
+        # Python cannot decode it, so cannot import it either: as for a file it cannot parse.
+        return _unknown(module, package)
     if text is None:
         return None
     try:
         return summarize(module, package, text)
     except (SyntaxError, ValueError, RecursionError):
         # A file this Python cannot parse (newer syntax): any name may be there.
-        return ModuleSummary(module, package, {}, {}, dynamic=True)
+        return _unknown(module, package)
+
+
+def _unknown(module: str, package: bool) -> ModuleSummary:
+    return ModuleSummary(module, package, {}, {}, dynamic=True)
 
 
 def _summarize_chunk(job: tuple[str, str, str, Sequence[str]]) -> list[dict[str, object]]:
@@ -151,7 +162,7 @@ class ReleaseIndex:
         if data is None:
             data = self._parse_all(jobs)
             if stored is not None:
-                _write_cache(stored, data)
+                write_cached(stored, data)
         for entry in data:
             summary = ModuleSummary.from_json(entry)
             self._summaries[summary.name] = summary
@@ -198,10 +209,9 @@ class ReleaseIndex:
             return self._follow(summary.imported[name], _seen | {f"{module}.{name}"})
         if self.module_exists(f"{module}.{name}"):
             return Lookup(True, "module", f"{module}.{name}")
-        for star in summary.stars:
-            found = self._star(star, name, _seen | {f"{module}.{name}"})
-            if found is not None:
-                return found
+        found = self._star(module, name, _seen | {f"{module}.{name}"})
+        if found is not None:
+            return found
         if summary.dynamic:
             return Lookup(True, "unknown", f"{module}.{name}", certain=False,
                           reason=f"{module} defines __getattr__ or cannot be parsed")
@@ -211,16 +221,16 @@ class ReleaseIndex:
             return Lookup(False, reason=f"{module} imports {name} only under `if TYPE_CHECKING`")
         return Lookup(False, reason=f"{module} does not define or import {name}")
 
-    def _star(self, star: str, name: str, seen: frozenset[str]) -> Lookup | None:
-        source = self.summary(star)
-        if source is None:
-            if star.startswith("sglang"):
-                return None
-            return Lookup(True, "external", f"{star}.{name}", certain=False,
-                          reason=f"from {star} import *")
-        if name not in source.public():
+    def _star(self, module: str, name: str, seen: frozenset[str]) -> Lookup | None:
+        # Star chains are walked by a worklist (they can run thousands deep), then the
+        # module at their end is asked for its own binding.
+        star = star_source(self, module, name)
+        if star is None:
             return None
-        found = self.provides(star, name, _seen=seen)
+        if star.kind != "binds":
+            return Lookup(True, star.kind, f"{star.module}.{name}", certain=False,
+                          reason=star.reason)
+        found = self.provides(star.module, name, _seen=seen)
         return found if found.ok else None
 
     def _follow(self, origin: Origin, seen: frozenset[str]) -> Lookup:
@@ -291,7 +301,10 @@ class ReleaseIndex:
         """Returns the whole ast of ``module`` (parsed once, kept), None when absent or broken."""
         if module not in self._trees:
             path = self.module_file(module)
-            text = self.release.read(path) if path else None
+            try:
+                text = self.release.read(path) if path else None
+            except UndecodableSource:
+                text = None
             try:
                 self._trees[module] = ast.parse(text) if text is not None else None
             except (SyntaxError, ValueError, RecursionError):
@@ -358,23 +371,32 @@ class ReleaseIndex:
 
 
 def _read_cache(path: Path) -> list[dict[str, object]] | None:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
+    data = read_cached(path)
     return data if isinstance(data, list) else None
 
 
-def _write_cache(path: Path, data: list[dict[str, object]]) -> None:
-    # Written to a temporary name and renamed: a reader never sees half a file. A cache
-    # that cannot be written costs time on the next run, nothing else.
+def read_cached(path: Path) -> object:
+    """Returns the JSON document cached at ``path``, or None when there is none to read."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def write_cached(path: Path, data: object) -> None:
+    """Caches ``data`` as JSON at ``path``, written to a temporary name and renamed (a reader
+    never sees half a file); a cache that cannot be written costs time on the next run,
+    nothing else."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}")
         tmp.write_text(json.dumps(data), encoding="utf-8")
         os.replace(tmp, path)
     except OSError:
-        pass
+        try:  # a full disk: no half-written file is left behind
+            tmp.unlink(missing_ok=True)
+        except OSError:
+            pass
 
 
 class Homes:

@@ -7,20 +7,25 @@ from dataclasses import dataclass
 
 import pytest
 
+from auxcheck._core.config import project_ignore
 from auxcheck._core.text import plural
 from auxcheck._core.version import __version__
 from auxcheck._suite.fixture_values import fixture_location
 from auxcheck._suite.names import (
     BATCH_SIZE_FIXTURE,
+    DEVICE_CHECKS,
+    FIXTURE,
     IMPL_GROUP,
     OBSERVER_CHECKS,
     PP_OBSERVER_FIXTURE,
     STATIC_BUFFERS_FIXTURE,
+    STATIC_CODES,
     SUBJECT_FIXTURES,
     SUITE_NAME,
 )
-from auxcheck._suite.options import AuxcheckOptions
+from auxcheck._suite.options import OPTIONS, AuxcheckOptions
 from auxcheck._suite.pytest_compat import fixture_definitions, fixture_names
+from auxcheck.errors import InvalidArgument
 
 __all__ = ["Subjects", "count_subjects", "header_line", "nothing_to_check", "seed_text",
            "steps_text"]
@@ -109,8 +114,9 @@ def seed_text(options: AuxcheckOptions) -> str:
 def nothing_to_check(session: pytest.Session) -> str:
     """Returns the error for a run that found no fixture to check, with the closest names seen.
 
-    A fixture of the right name that gave nothing (defined in a test module, or with
-    ``params=[]``) is named with where it is and why.
+    A fixture of the right name that gave nothing (defined in a test module, with
+    ``params=[]``, or with every rule its items check ignored) is named with where it is
+    and why.
     """
     import difflib
 
@@ -144,4 +150,42 @@ def _unused_definitions(session: pytest.Session) -> list[str]:
             elif fixturedef.params is not None and not fixturedef.params:
                 reasons.append(f"{name} at {where} has params=[], so it gives no value to "
                                "check; give it at least one")
+            elif (ignored := _all_ignored(session.config, name)) is not None:
+                reasons.append(f"{name} at {where} gives no item: {ignored}")
     return reasons
+
+
+def _all_ignored(config: pytest.Config, name: str) -> str | None:
+    """Says which settings ignore every rule fixture ``name``'s items check; None if some is left."""
+    options = config.stash.get(OPTIONS, None)
+    if options is None or not options.ignore:
+        return None
+    checks = DEVICE_CHECKS if name == FIXTURE else OBSERVER_CHECKS
+    left = {code for _, _, codes in checks for code in codes} - options.ignore
+    if left - STATIC_CODES:
+        return None
+    rules = "every rule its items check is ignored"
+    if left:
+        rules += (f" but {' and '.join(sorted(left))}, whose items need the fixture "
+                  f"{STATIC_BUFFERS_FIXTURE}")
+    sources = _ignore_sources(config)
+    return (f"{rules}, by {' and by '.join(sources)}. Remove from "
+            f"{'it' if len(sources) == 1 else 'them'} the codes you want checked "
+            "(`auxcheck rules` lists every code)")
+
+
+def _ignore_sources(config: pytest.Config) -> list[str]:
+    """Names each setting that contributes to the ignored rules, as the user wrote it."""
+    sources = []
+    try:
+        if project_ignore(config.rootpath):
+            sources.append(f"[tool.auxcheck] ignore in {config.rootpath / 'pyproject.toml'}")
+    except InvalidArgument:
+        pass  # already a usage error when the options were read
+    if config.getini("auxcheck_ignore"):
+        table = " [tool.pytest.ini_options]" if (config.inipath is not None and
+                                                 config.inipath.suffix == ".toml") else ""
+        sources.append(f"auxcheck_ignore in{table} {config.inipath}")
+    if config.getoption("auxcheck_ignore"):
+        sources.append("--auxcheck-ignore on the command line")
+    return sources

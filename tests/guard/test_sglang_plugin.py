@@ -508,7 +508,7 @@ def test_an_unwritable_report_is_said_once_and_findings_are_still_logged(
     lines = guard_lines(caplog)
     assert lines[0] == (f"auxcheck guard: cannot open AUXCHECK_GUARD_REPORT={missing} (No such "
                         "file or directory); findings are logged only. Point it at a writable "
-                        "file.")
+                        "regular file (it is created when missing).")
     assert guard.counts() == {("AUX111", "test_sglang_plugin.Output"): 1}
 
 
