@@ -4,9 +4,13 @@ A name N moved from module M when ``from M import N`` works in the older release
 (N is defined there, re-exported or star-imported, and is neither a module nor a
 name from outside SGLang such as ``torch``), fails in the newer one, and the newer
 release defines N (at run time, not only under ``if TYPE_CHECKING``) in exactly one
-module: the move points there. When several modules define N, the one SGLang's own
-code imports it from most wins; when its imports do not single one out, N is left
-out and listed with its candidates. One refinement: when M was a package that
+module: the move points there. When several modules define N, those in M's own
+subsystem (:func:`subsystem`: ``sglang.srt`` for ``sglang.srt.managers.x``) are preferred,
+since SGLang's subsystems define unrelated names alike (srt's ``SamplingParams`` is not
+multimodal_gen's); among those left, the one SGLang's own code imports it from most
+wins; when its imports do not single one out, N is left out and listed with its
+candidates. A move chosen among several definers says so (:class:`Choice`), in the TOML
+as a comment and in the JSON. One refinement: when M was a package that
 re-exported N from one of its own submodules (a facade), the move points at the
 nearest package above N's new module that re-exports it, if there is one, so a
 plugin keeps importing from a facade. Every move resolves in the newer release.
@@ -15,25 +19,32 @@ Output is sorted, so it does not depend on ``PYTHONHASHSEED``.
 
 from __future__ import annotations
 
+import hashlib
 import json
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from auxcheck._core.text import plural
-from auxcheck._releases.index import ReleaseIndex, importable
-from auxcheck.migrate.moves import Move, MoveTable
-from auxcheck.releases import find_release
+from auxcheck._releases.index import Homes, ReleaseIndex, read_cached, write_cached
+from auxcheck._releases.stars import star_names
+from auxcheck.migrate import moves as moves_module
+from auxcheck.migrate.moves import Move, MoveTable, importable_module
+from auxcheck.releases import Release, cache_dir, find_release
 
 __all__ = [
+    "Choice",
     "Gone",
+    "Home",
     "InferredMoves",
     "LeftOut",
+    "home_near",
     "infer_moves",
     "moves_between",
     "render_json",
     "render_toml",
+    "subsystem",
 ]
 
 _NOT_NAMES = frozenset({"module", "external", "unknown"})
@@ -50,6 +61,33 @@ class LeftOut:
     name: str
     candidates: tuple[str, ...]
     """The modules of the newer release that define ``name``, sorted."""
+
+
+@dataclass(frozen=True, slots=True)
+class Home:
+    """Where a release keeps a name that left module ``old``, and how it was chosen."""
+
+    module: str
+    definers: tuple[str, ...] = ()
+    """Every importable module of the release defining the name, sorted, when there are
+    several (the home was chosen among them); () when ``module`` is the only one."""
+    why: str = ""
+    """How ``module`` was chosen among ``definers`` (empty when it is the only one)."""
+
+    def among(self) -> str:
+        """Returns `` (chosen among N modules defining it: <why>)``, or "" for the only one."""
+        if not self.definers:
+            return ""
+        return f" (chosen among {len(self.definers)} modules defining it: {self.why})"
+
+
+@dataclass(frozen=True, slots=True)
+class Choice:
+    """A move whose new module was chosen among several definers of the name."""
+
+    old: str
+    name: str
+    home: Home
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +108,8 @@ class InferredMoves:
     """One Move per (old, new) pair, sorted by both; names sorted; ``since`` is ``target``."""
     left_out: tuple[LeftOut, ...] = ()
     gone: tuple[Gone, ...] = ()
+    choices: tuple[Choice, ...] = ()
+    """The moved names whose home was chosen among several modules, sorted."""
 
     @property
     def moved_names(self) -> int:
@@ -78,34 +118,26 @@ class InferredMoves:
 
     def table(self) -> MoveTable:
         """Returns the moves as a MoveTable (what ``auxcheck migrate`` applies)."""
-        return MoveTable(self.moves)
+        return MoveTable(self.moves, source=f"moves inferred from sglang {self.source} to "
+                         f"{self.target}")
 
     def summary(self) -> str:
         """Returns one line saying what was found, for stderr."""
         return (f"auxcheck moves: sglang {self.source} -> {self.target}: "
                 f"{plural(self.moved_names, 'name')} moved ({plural(len(self.moves), 'move')}"
-                f"), {len(self.left_out)} left out (several homes), {len(self.gone)} gone "
-                f"(no home in {self.target})")
+                f"; {len(self.choices)} chosen among several homes), {len(self.left_out)} left "
+                f"out (several homes), {len(self.gone)} gone (no home in {self.target})")
 
 
 # ---------------------------------------------------------------- inference
 
 
-def _bound(index: ReleaseIndex, module: str, seen: frozenset[str] = frozenset()) -> set[str]:
+def _bound(index: ReleaseIndex, module: str) -> set[str]:
     """Returns every name ``module`` binds at run time: definitions, imports, star imports."""
     summary = index.summary(module)
-    if summary is None or module in seen:
+    if summary is None:
         return set()
-    names = {*summary.defined, *summary.imported}
-    for star in summary.stars:
-        source = index.summary(star)
-        if source is None:
-            continue
-        if source.exports is not None:
-            names.update(source.exports)
-        else:
-            names.update(n for n in _bound(index, star, seen | {module}) if not n.startswith("_"))
-    return names
+    return {*summary.defined, *summary.imported, *star_names(index, module)}
 
 
 def _left_names(before: ReleaseIndex, after: ReleaseIndex, module: str) -> Iterator[str]:
@@ -140,12 +172,17 @@ def infer_moves(before: ReleaseIndex, after: ReleaseIndex) -> InferredMoves:
     grouped: dict[tuple[str, str], list[str]] = defaultdict(list)
     left_out: list[LeftOut] = []
     gone: list[Gone] = []
-    for module in filter(importable, before.modules()):
+    choices: list[Choice] = []
+    for module in filter(importable_module, before.modules()):
         for name in _left_names(before, after, module):
-            home = homes.home(name)
-            if isinstance(home, str):
-                new = homes.facade(home, name) if _was_facade(before, module, name) else home
+            # The subsystem the name came from: a re-export's, where it was defined.
+            home = home_near(homes, name, before.provides(module, name).where or module)
+            if isinstance(home, Home):
+                new = (homes.facade(home.module, name) if _was_facade(before, module, name)
+                       else home.module)
                 grouped[(module, new)].append(name)
+                if home.definers:
+                    choices.append(Choice(module, name, Home(new, home.definers, home.why)))
             elif home is not None:
                 left_out.append(LeftOut(module, name, home))
             else:
@@ -154,7 +191,43 @@ def infer_moves(before: ReleaseIndex, after: ReleaseIndex) -> InferredMoves:
                   for (old, new), names in sorted(grouped.items()))
     return InferredMoves(before.version, after.version, moves,
                          tuple(sorted(left_out, key=lambda x: (x.old, x.name))),
-                         tuple(sorted(gone, key=lambda x: (x.old, x.name))))
+                         tuple(sorted(gone, key=lambda x: (x.old, x.name))),
+                         tuple(sorted(choices, key=lambda x: (x.old, x.name))))
+
+
+def subsystem(module: str) -> str:
+    """Returns the subsystem ``module`` belongs to: ``sglang.srt`` for ``sglang.srt.a.b``.
+
+    SGLang's second-level packages (``srt``, ``multimodal_gen``, ``lang``, ``test``, ...)
+    are separate programs sharing a namespace: each defines its own ``SamplingParams``,
+    ``logger`` or ``ServerArgs``, and none imports another's internals for them. Inside
+    one, names move between packages (0.5.20's contract went from ``srt.sampling`` to
+    ``srt.managers``), so no deeper level is a boundary. A top-level module
+    (``sglang.bench_one_batch``) is a subsystem of its own.
+    """
+    return ".".join(module.split(".")[:2])
+
+
+def home_near(homes: Homes, name: str, old: str) -> Home | tuple[str, ...] | None:
+    """Returns the home of ``name``, which left ``old`` (a module, or the dotted place the
+    name was defined): the one importable module defining it; else, among those in
+    ``old``'s subsystem (or all, when none is), the one SGLang imports it from most. A tuple
+    of the candidates when that leaves a tie; None when no importable module defines it."""
+    definers = sorted({m for m in homes.definers.get(name, ()) if importable_module(m)})
+    if len(definers) <= 1:
+        return Home(definers[0]) if definers else None
+    own = subsystem(old)
+    near = [m for m in definers if subsystem(m) == own]
+    if len(near) == 1:
+        return Home(near[0], tuple(definers), f"the only one in {own}")
+    candidates = near or definers
+    used = homes.imports.get(name, Counter())
+    ranked = sorted(candidates, key=lambda module: (-used[module], module))
+    if used[ranked[0]] <= used[ranked[1]]:
+        return tuple(candidates)
+    where = f"of those in {own}, " if near else ""
+    return Home(ranked[0], tuple(definers),
+                f"{where}the one SGLang imports it from most, {plural(used[ranked[0]], 'import')}")
 
 
 def moves_between(source: str, target: str, *, wheels: Sequence[Path] = (),
@@ -165,14 +238,54 @@ def moves_between(source: str, target: str, *, wheels: Sequence[Path] = (),
 
     Raises ReleaseError when a release cannot be had.
     """
+    releases = [find_release(version, wheels=wheels, sources=sources, cache=cache,
+                             download=download) for version in (source, target)]
+    stored = _cache_path(releases, cache)
+    found = None if stored is None else _from_document(read_cached(stored))
+    if found is not None:
+        return found
     indexes = []
-    for version in (source, target):
-        release = find_release(version, wheels=wheels, sources=sources, cache=cache,
-                               download=download)
+    for release in releases:
         index = ReleaseIndex(release, cache=cache)
         index.load_all(jobs=jobs, cache=cache)
         indexes.append(index)
-    return infer_moves(indexes[0], indexes[1])
+    found = infer_moves(indexes[0], indexes[1])
+    if stored is not None:
+        write_cached(stored, json.loads(render_json(found)))
+    return found
+
+
+def _cache_path(releases: Sequence[Release], cache: Path | None) -> Path | None:
+    """Returns where the moves between ``releases`` are cached: keyed by both releases'
+    fingerprints and by the code that infers them (any change to it infers afresh)."""
+    try:
+        keys = [f"{r.version}-{r.fingerprint()}" for r in releases]
+        code = hashlib.sha256()
+        for module in sorted([*Path(__file__).parent.glob("*.py"), Path(str(moves_module.__file__))]):
+            code.update(module.read_bytes())
+    except OSError:
+        return None
+    return ((cache or cache_dir()) / "index"
+            / f"moves-{'-'.join(keys)}-{code.hexdigest()[:16]}.json")
+
+
+def _from_document(document: object) -> InferredMoves | None:
+    """Returns the moves :func:`render_json` wrote, or None for anything else."""
+    if not isinstance(document, dict):
+        return None
+    try:
+        return InferredMoves(
+            source=document["from"], target=document["to"],
+            moves=tuple(Move(m["old"], m["new"], tuple(m["names"]), m["since"])
+                        for m in document["moves"]),
+            left_out=tuple(LeftOut(x["old"], x["name"], tuple(x["candidates"]))
+                           for x in document["left_out"]),
+            gone=tuple(Gone(x["old"], x["name"]) for x in document["gone"]),
+            choices=tuple(Choice(x["old"], x["name"], Home(x["new"], tuple(x["definers"]),
+                                                           x["why"]))
+                          for x in document["chosen"]))
+    except (KeyError, TypeError):
+        return None
 
 
 # ---------------------------------------------------------------- output
@@ -208,20 +321,34 @@ def _left_out_block(found: InferredMoves) -> list[str]:
             *(_left_out_comment(item) for item in found.left_out)]
 
 
+def _choice_comment(choice: Choice) -> str:
+    others = [m for m in choice.home.definers if m != choice.home.module]
+    shown = ", ".join(others[:_SHOWN_CANDIDATES])
+    more = len(others) - _SHOWN_CANDIDATES
+    tail = f", and {more} more" if more > 0 else ""
+    return (f"# {choice.name}: chosen among {len(choice.home.definers)} modules defining it "
+            f"({choice.home.why}); also in {shown}{tail}")
+
+
 def render_toml(found: InferredMoves) -> str:
     """Returns the moves as the ``[[move]]`` TOML that ``auxcheck migrate --moves`` reads.
 
-    Left-out names follow as ``#`` comments, each with its candidate modules.
+    A move whose home was chosen among several modules has a ``#`` comment per such name
+    saying how; left-out names follow as ``#`` comments, each with its candidate modules.
     """
     lines = _header(found)
+    chosen: dict[tuple[str, str], list[Choice]] = defaultdict(list)
+    for choice in found.choices:
+        chosen[(choice.old, choice.home.module)].append(choice)
     for move in found.moves:
-        lines += ["", "[[move]]", f"old = {json.dumps(move.old)}", f"new = {json.dumps(move.new)}",
+        lines += ["", *map(_choice_comment, chosen[(move.old, move.new)]), "[[move]]", f"old = {json.dumps(move.old)}", f"new = {json.dumps(move.new)}",
                   _toml_list(move.names), f"since = {json.dumps(move.since)}"]
     return "\n".join([*lines, *_left_out_block(found)]) + "\n"
 
 
 def render_json(found: InferredMoves) -> str:
-    """Returns the moves, left-out and gone names as a JSON document."""
+    """Returns the moves, left-out and gone names, and the homes chosen among several
+    (``chosen``) as a JSON document."""
     return json.dumps({
         "from": found.source, "to": found.target,
         "moves": [{"old": m.old, "new": m.new, "names": list(m.names), "since": m.since}
@@ -229,4 +356,7 @@ def render_json(found: InferredMoves) -> str:
         "left_out": [{"old": x.old, "name": x.name, "candidates": list(x.candidates)}
                      for x in found.left_out],
         "gone": [{"old": x.old, "name": x.name} for x in found.gone],
+        "chosen": [{"old": x.old, "name": x.name, "new": x.home.module,
+                    "definers": list(x.home.definers), "why": x.home.why}
+                   for x in found.choices],
     }, indent=2)

@@ -33,6 +33,7 @@ from auxcheck._core.signatures import FunctionInfo, SignatureCarrier, signature_
 from auxcheck._core.sources import parse_file
 from auxcheck._releases.definitions import close_names, names_in
 from auxcheck._releases.index import Lookup, ReleaseIndex
+from auxcheck._releases.moves_infer import Home, home_near
 from auxcheck._releases.plugin_scan import (
     CONTRACT_METHODS,
     PLUGIN_GROUP,
@@ -175,10 +176,11 @@ class _Hints:
         moved = self.moves.new_module_of(use.module, name) if self.moves is not None else None
         if moved and index.provides(moved, name).ok:
             return (f"import {name} from {moved} (it moved there): `auxcheck migrate` rewrites it")
-        home = index.home_of(name)
-        if home is not None and home != use.module:
-            return (f"sglang {index.version} defines {name} in {home}; import it from there "
-                    "(with a `try: ... except ImportError:` fallback to keep other releases)")
+        home = home_near(index.homes(), name, use.module)
+        if isinstance(home, Home) and home.module != use.module:
+            return (f"sglang {index.version} defines {name} in {home.module}{home.among()}; "
+                    "import it from there (with a `try: ... except ImportError:` fallback to "
+                    "keep other releases)")
         owner = index.resolve(use.module) if use.kind != "from" else Lookup(
             index.module_exists(use.module), "module", use.module)
         near = close_names(name, names_in(owner, index)) if owner.ok and owner.certain else []

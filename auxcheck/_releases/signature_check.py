@@ -30,6 +30,7 @@ from auxcheck._releases.hook_refs import (
     resolve_hook,
 )
 from auxcheck._releases.index import Lookup, ReleaseIndex
+from auxcheck._releases.moves_infer import Home, home_near
 from auxcheck._releases.plugin_scan import CallUse, HookUse, PluginScan, taken_branch
 from auxcheck._releases.stage import ReleaseStage, StageBuilder
 
@@ -85,9 +86,10 @@ def _where_to_go(target: str, index: ReleaseIndex) -> str:
         near = close_names(attr, names_in(owner, index))
         if near:
             tips.append(f"the closest names in {owner_path}: {', '.join(near)}")
-    home = index.home_of(attr)
-    if home is not None and f"{home}.{attr}" != target:
-        tips.append(f"sglang {index.version} defines {attr} in {home}: hook {home}.{attr}")
+    home = home_near(index.homes(), attr, owner_path)
+    if isinstance(home, Home) and f"{home.module}.{attr}" != target:
+        tips.append(f"sglang {index.version} defines {attr} in {home.module}{home.among()}: "
+                    f"hook {home.module}.{attr}")
     elif not owner.ok:
         near_module = close_names(owner_path, index.modules(), limit=2)
         if near_module:

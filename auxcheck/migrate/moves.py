@@ -13,19 +13,24 @@ on a tree with no work a tenth of its time.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import lru_cache
+from keyword import iskeyword
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from auxcheck._core.paths import is_file
 from auxcheck.errors import MovesTableError
+
+if TYPE_CHECKING:
+    from auxcheck.migrate.references import UseFilter
 
 __all__ = [
     "BUILTIN_SOURCE",
     "Move",
     "MoveTable",
     "builtin_moves",
+    "importable_module",
     "load_moves",
     "parse_moves",
     "read_builtin_file",
@@ -44,33 +49,31 @@ class Move(NamedTuple):
     since: str = ""
 
 
-_USE_MARKERS = (b"import *", b"import*", b"import_module", b"__import__")
-"""Bytes of star and dynamic imports, which are reported whatever names they bring."""
-
 
 class MoveTable:
     """Every known move, with lookups by old module and by (old module, name).
 
-    Immutable, hashed and compared by its moves. The lookups are built once: a table
+    A chain (``a -> b`` and ``b -> c`` for one name) is followed to its end, so one run
+    finishes the migration; a cycle raises MovesTableError naming it. Immutable, hashed
+    and compared by its moves. The lookups are built once: a table
     inferred from two releases holds thousands of moves, and the scanner asks them for
     every file and string.
     """
 
-    __slots__ = ("_by_old", "_hash", "_names", "_needles", "_new", "_old", "_packages", "moves")
+    __slots__ = ("_above", "_by_old", "_filter", "_hash", "_needles", "_new", "_old",
+                 "_packages", "moves")
     moves: tuple[Move, ...]
     _by_old: Mapping[str, Mapping[str, str]]
     _old: frozenset[str]
     _new: frozenset[str]
     _hash: int
     _needles: tuple[bytes, ...]
-    _names: tuple[bytes, ...]
+    _filter: UseFilter | None
     _packages: frozenset[str]
+    _above: frozenset[str]
 
-    def __init__(self, moves: tuple[Move, ...]) -> None:
-        by_old: dict[str, dict[str, str]] = {}
-        for move in moves:
-            for name in move.names:
-                by_old.setdefault(move.old, {})[name] = move.new
+    def __init__(self, moves: tuple[Move, ...], *, source: str = "moves table") -> None:
+        by_old = _followed(moves, source, lambda index: _entry(index, moves[index]))
         init = object.__setattr__  # this class's own __setattr__ refuses every assignment
         init(self, "moves", moves)
         init(self, "_by_old", by_old)
@@ -78,9 +81,11 @@ class MoveTable:
         init(self, "_new", frozenset(m.new for m in moves))
         init(self, "_hash", hash(moves))
         init(self, "_needles", tuple(sorted({m.old.rpartition(".")[2].encode() for m in moves})))
-        init(self, "_names", tuple(sorted({n.encode() for m in moves for n in m.names})))
+        init(self, "_filter", None)
         init(self, "_packages", frozenset(module.partition(".")[0] for m in moves
                                           for module in (m.old, m.new)))
+        init(self, "_above", frozenset(old.rsplit(".", depth)[0] for old in by_old
+                                       for depth in range(1, old.count(".") + 1)))
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError(f"cannot assign to field {name!r}: a MoveTable is immutable")
@@ -117,8 +122,13 @@ class MoveTable:
         file's dotted module name is anchored when its folders have no ``__init__.py``."""
         return self._packages
 
+    def is_above_old(self, module: str) -> bool:
+        """Returns True when ``module`` is a package some old module lies under."""
+        return module in self._above
+
     def names_from(self, old: str) -> dict[str, str]:
-        """Returns {moved name: new module} for the names that left module ``old``."""
+        """Returns {moved name: new module} for the names that left module ``old`` (the end of
+        a chain of moves)."""
         return dict(self._by_old.get(old, {}))
 
     def new_module_of(self, old: str, name: str) -> str | None:
@@ -137,17 +147,24 @@ class MoveTable:
     def could_use(self, data: bytes) -> bool:
         """Returns True when ``data`` can hold a use of a moved name's old module.
 
-        It must name an old module (:meth:`needles`) and either a moved name (imports,
-        ``m.X``, ``"old.X"``) or a star or dynamic import (AUX502 whatever it imports).
-        A file that cannot is never parsed: nothing in it is left to migrate.
+        It must spell an old module (:meth:`needles`) where what follows can be a moved
+        name (``from old import X``, ``old.X``, ``"old.X"``), or spell it otherwise (``import
+        old as m``, ``"old"``) and name one of its moved names anywhere, or hold a star or
+        dynamic import (AUX502 whatever it imports): :class:`~auxcheck.migrate.references.
+        UseFilter`, built once per table. A file that cannot is never parsed: nothing in it
+        is left to migrate.
         """
-        return any(needle in data for needle in self._needles) and (
-            any(name in data for name in self._names)
-            or any(marker in data for marker in _USE_MARKERS))
+        use_filter = self._filter
+        if use_filter is None:
+            from auxcheck.migrate.references import UseFilter
+
+            use_filter = UseFilter(self._by_old)
+            object.__setattr__(self, "_filter", use_filter)
+        return use_filter(data)
 
     def merged(self, other: Iterable[Move], *, source: str) -> MoveTable:
         """Returns this table with ``other`` appended; conflicting moves raise MovesTableError."""
-        return _checked((*self.moves, *other), source)
+        return _checked((*self.moves, *other), source, skip=len(self.moves))
 
 
 def _fail(source: str, index: int, raw: object, problem: str) -> MovesTableError:
@@ -156,8 +173,24 @@ def _fail(source: str, index: int, raw: object, problem: str) -> MovesTableError
     return MovesTableError(source, entry, problem)
 
 
+def importable_module(name: str) -> bool:
+    """Returns True for a module name an import statement can spell: dotted identifiers, none
+    of them a keyword (``sglang.srt.kw.class`` is a file, but no ``import`` can name it)."""
+    return all(part.isidentifier() and not iskeyword(part) for part in name.split("."))
+
+
 def _is_dotted(value: object) -> bool:
-    return isinstance(value, str) and all(p.isidentifier() for p in value.split("."))
+    return isinstance(value, str) and importable_module(value)
+
+
+def _keyword_in(value: object) -> str:
+    """Returns ``; 'class' is a Python keyword, ...`` for a path with a keyword part, else ""."""
+    parts = value.split(".") if isinstance(value, str) else []
+    word = next((p for p in parts if iskeyword(p)), None)
+    if word is None:
+        return ""
+    return (f"; {word!r} is a Python keyword, so no import statement can name the module "
+            "(rename it, or leave this entry out)")
 
 
 def _parse_entry(raw: object, index: int, source: str) -> Move:
@@ -170,13 +203,16 @@ def _parse_entry(raw: object, index: int, source: str) -> Move:
     for key in ("old", "new"):
         if not _is_dotted(raw.get(key)):
             raise _fail(source, index, raw, f"{key!r} must be a dotted module path such as "
-                        f"'pkg.module', got {raw.get(key)!r}")
+                        f"'pkg.module', got {raw.get(key)!r}{_keyword_in(raw.get(key))}")
     names = raw.get("names")
     if not isinstance(names, list) or not names or not all(
-        isinstance(n, str) and n.isidentifier() for n in names
+        isinstance(n, str) and _is_dotted(n) and "." not in n for n in names
     ):
+        word = next((n for n in names if isinstance(n, str) and iskeyword(n)), None) if (
+            isinstance(names, list)) else None
+        why = (f"; {word!r} is a Python keyword, which no import can name" if word else "")
         raise _fail(source, index, raw, "'names' must be a non-empty list of identifiers, "
-                    f"got {names!r}")
+                    f"got {names!r}{why}")
     if raw["old"] == raw["new"]:
         raise _fail(source, index, raw, "'old' and 'new' are the same module")
     since = raw.get("since", "")
@@ -185,17 +221,58 @@ def _parse_entry(raw: object, index: int, source: str) -> Move:
     return Move(raw["old"], raw["new"], tuple(names), since)
 
 
-def _checked(moves: Sequence[Move], source: str) -> MoveTable:
+def _entry(index: int, move: Move) -> str:
+    return f"#{index + 1} (old = {move.old!r})"
+
+
+def _checked(moves: Sequence[Move], source: str, *, skip: int = 0) -> MoveTable:
+    """Returns the table of ``moves``; raises MovesTableError naming the entry (counted from
+    ``skip``: the moves before it are an earlier table's) that conflicts, cycles or cannot
+    be imported."""
+    def entry(index: int) -> str:
+        move = moves[index]
+        if index < skip:
+            return f"(old = {move.old!r}, of the table these moves join)"
+        return _entry(index - skip, move)
+
     seen: dict[tuple[str, str], str] = {}
     for index, move in enumerate(moves):
         for name in move.names:
             earlier = seen.setdefault((move.old, name), move.new)
             if earlier != move.new:
                 raise MovesTableError(
-                    source, f"#{index + 1} (old = {move.old!r})",
+                    source, entry(index),
                     f"{name!r} is already moved to {earlier!r}; a name can move to one module",
                 )
-    return MoveTable(tuple(dict.fromkeys(moves)))
+    _followed(moves, source, entry)  # names the entry as the user wrote it
+    return MoveTable(tuple(dict.fromkeys(moves)), source=source)
+
+
+def _followed(moves: Sequence[Move], source: str,
+              entry: Callable[[int], str]) -> dict[str, dict[str, str]]:
+    """Returns {old: {name: new}} with each chain of moves followed to its end; raises
+    MovesTableError naming a cycle (``a -> b`` and ``b -> a``: each run would undo the last)."""
+    direct: dict[tuple[str, str], tuple[str, int]] = {}
+    for index, move in enumerate(moves):
+        for module in (move.old, move.new):
+            if not importable_module(module):
+                raise MovesTableError(source, entry(index), (
+                    f"{module!r} is not a module name an import can spell{_keyword_in(module)}"))
+        for name in move.names:
+            direct.setdefault((move.old, name), (move.new, index))
+    by_old: dict[str, dict[str, str]] = {}
+    for (old, name), (new, index) in direct.items():
+        path = [old, new]
+        while (path[-1], name) in direct:
+            new, index = direct[(path[-1], name)]
+            if new in path:
+                cycle = " -> ".join([*path[path.index(new):], new])
+                raise MovesTableError(source, entry(index), (
+                    f"{name!r} moves in a cycle: {cycle}; each run would undo the last; "
+                    "remove the move that points back"))
+            path.append(new)
+        by_old.setdefault(old, {})[name] = path[-1]
+    return by_old
 
 
 def parse_moves(entries: object, *, source: str) -> tuple[Move, ...]:

@@ -22,6 +22,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
+from typing import Any
 
 __all__ = ["STOPS", "held_stops", "release_inherited_stops"]
 
@@ -42,6 +43,11 @@ def held_stops() -> Iterator[None]:
     in it stands for a worker's handlers until it sets its own: SIGTERM ends it at once,
     Ctrl-C (sent to the whole process group by a terminal) is left to the parent.
     Outside the main thread, which alone runs Python's signal handlers, it holds nothing.
+
+    A stop another thread takes (this thread's mask does not cover it) runs its Python
+    handler in this thread whenever this thread next looks, which may be as the hold ends:
+    the mask is put back first, while the noting handlers are still in place, and a stop run
+    by a handler already put back (it raises) does not keep the others from being put back.
     """
     if threading.current_thread() is not threading.main_thread():
         yield
@@ -67,13 +73,32 @@ def held_stops() -> Iterator[None]:
     try:
         yield
     finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
         if blocked:
-            # A signal pending in the mask is delivered here, to the handler put back above.
+            # A signal pending in the mask is delivered here, to `hold`, which notes it.
             signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        late = _put_back(previous)
         if held:
             signal.raise_signal(held[0])
+        if late is not None:
+            raise late
+
+
+def _put_back(previous: dict[signal.Signals, Any]) -> BaseException | None:
+    """Puts every handler of ``previous`` back; returns what a late stop raised meanwhile.
+
+    ``signal.signal`` first runs the handlers of signals that came (from another thread)
+    since Python last looked: one already put back raises there, before its next handler is
+    set. That call is made again, and the stop is raised once all are back.
+    """
+    late: BaseException | None = None
+    pending = list(previous.items())
+    while pending:
+        try:
+            signal.signal(*pending[0])
+            del pending[0]
+        except BaseException as exc:  # noqa: BLE001 - raised by the caller, once all are back
+            late = late or exc
+    return late
 
 
 def release_inherited_stops() -> None:

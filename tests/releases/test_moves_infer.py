@@ -133,6 +133,18 @@ def test_names_without_an_importable_run_time_definition_are_gone(found: Inferre
                           Gone("sglang.srt.old", "Scripted"))
 
 
+def test_a_module_named_by_a_keyword_is_no_home(tmp_path: Path) -> None:
+    """A name whose only new definition is in `sglang/srt/kw/class.py` is gone, not moved
+    there (no import can name that module), and the table builds."""
+    before = {"sglang/version.py": "__version__ = '1'\n", "sglang/srt/a.py": "class K: ...\n"}
+    after = {"sglang/version.py": "__version__ = '2'\n", "sglang/srt/a.py": "",
+             "sglang/srt/kw/__init__.py": "", "sglang/srt/kw/class.py": "class K: ...\n"}
+    found = infer_moves(ReleaseIndex(Release.from_source(write(tmp_path / "a", before))),
+                        ReleaseIndex(Release.from_source(write(tmp_path / "b", after))))
+    assert (found.moves, found.gone) == ((), (Gone("sglang.srt.a", "K"),))
+    assert found.table().moves == ()
+
+
 @pytest.mark.parametrize("name", ["torch", "Tensor", "util_mod", "_private", "TypedOnly",
                                   "stays"])
 def test_modules_third_party_private_and_staying_names_are_not_moves(
@@ -151,8 +163,9 @@ def test_every_move_resolves_in_the_newer_release(found: InferredMoves, tmp_path
 
 def test_the_summary_counts_moves_left_out_and_gone_names(found: InferredMoves) -> None:
     """The one-line summary says what was found, between which releases."""
-    assert found.summary() == ("auxcheck moves: sglang 0.0.1 -> 0.0.2: 7 names moved (7 moves), "
-                               "1 left out (several homes), 3 gone (no home in 0.0.2)")
+    assert found.summary() == ("auxcheck moves: sglang 0.0.1 -> 0.0.2: 7 names moved (7 moves; "
+                               "1 chosen among several homes), 1 left out (several homes), 3 "
+                               "gone (no home in 0.0.2)")
 
 
 def test_the_toml_round_trips_through_the_moves_file_reader(
@@ -230,8 +243,9 @@ def test_the_command_prints_toml_and_a_summary(
     out, err = capsys.readouterr()
     assert '[[move]]\nold = "sglang.srt.facade"\nnew = "sglang.srt.api"\nnames = ["Api"]\n' \
            'since = "0.0.2"\n' in out
-    assert err == ("auxcheck moves: sglang 0.0.1 -> 0.0.2: 7 names moved (7 moves), 1 left out "
-                   "(several homes), 3 gone (no home in 0.0.2)\n")
+    assert err == ("auxcheck moves: sglang 0.0.1 -> 0.0.2: 7 names moved (7 moves; 1 chosen "
+                   "among several homes), 1 left out (several homes), 3 gone (no home in "
+                   "0.0.2)\n")
 
 
 def test_output_and_json_format_write_the_document_to_a_file(
