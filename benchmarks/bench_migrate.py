@@ -14,6 +14,10 @@ prints one table:
 
 Run by hand: ``.venv/bin/python benchmarks/bench_migrate.py [--files N] [--share F]``;
 ``--tree PATH`` times only the first row, on an existing tree such as SGLang's own sources.
+``--tree PATH --sglang OLDER:NEWER`` times instead `auxcheck migrate --check --sglang
+OLDER:NEWER PATH` (the moves inferred between two releases, thousands of them) against
+`auxcheck migrate --check PATH` (the built-in table), the median of ``--runs`` runs of each
+taken in turn (target: within 5x), and says whether every run printed the same findings.
 
 The timed `auxcheck` runs see the bytecode cache an installed package has (pip compiles
 it): ``PYTHONDONTWRITEBYTECODE`` is dropped for them and ``PYTHONPYCACHEPREFIX`` points at
@@ -103,6 +107,26 @@ def bench_prefilter(tree: Path, *, runs: int) -> tuple[float, float]:
     return ours, base
 
 
+def bench_inferred(tree: Path, releases: str, *, runs: int) -> tuple[float, float, str]:
+    """Returns the medians of (--check with the moves inferred between ``releases``, --check
+    with the built-in table) seconds on ``tree``, and what the inferred runs reported."""
+    warm = auxcheck_cli("--check", "--sglang", releases, str(tree))  # also caches the moves
+    if warm.returncode not in (0, 1):
+        raise SystemExit(f"`auxcheck migrate --check --sglang {releases} {tree}` exited "
+                         f"{warm.returncode}:\n{warm.stderr[-2000:]}")
+    auxcheck_cli("--check", str(tree))
+    outputs = set()
+
+    def inferred() -> None:
+        outputs.add(auxcheck_cli("--check", "--sglang", releases, str(tree)).stdout)
+
+    ours, builtin = medians(runs, inferred, lambda: auxcheck_cli("--check", str(tree)))
+    summary = warm.stderr.strip().splitlines()[-1]
+    same = "the same findings in every run" if outputs == {warm.stdout} else (
+        f"{len(outputs | {warm.stdout})} different outputs")
+    return ours, builtin, f"{summary}; {same}"
+
+
 def bench_rename(sample: Path, *, timed: int) -> tuple[float, float]:
     """Returns (auxcheck, RenameCommand x3) seconds over the files of ``sample``, one core.
 
@@ -175,7 +199,18 @@ def main() -> None:
                         help="runs of --check and of grep whose medians are compared")
     parser.add_argument("--tree", type=Path, default=None, metavar="PATH",
                         help="time only --check vs grep -rl, on this existing tree")
+    parser.add_argument("--sglang", default=None, metavar="OLDER:NEWER",
+                        help="with --tree: time --check with the moves inferred between "
+                             "these releases against the built-in table")
     args = parser.parse_args()
+    if args.tree is not None and args.sglang is not None:
+        files = sum(1 for _ in args.tree.rglob("*.py"))
+        print(f"tree: {args.tree}, {files} .py files, {os.cpu_count()} CPUs")
+        ours, builtin, said = bench_inferred(args.tree, args.sglang, runs=args.runs)
+        print(f"inferred runs: {said}")
+        row(f"--check --sglang {args.sglang} vs built-in (median of {args.runs})",
+            f"{ours:.3f} s", f"{builtin:.3f} s", f"{ours / builtin:.2f}x slower", "within 5x")
+        return
     if args.tree is not None:
         files = sum(1 for _ in args.tree.rglob("*.py"))
         print(f"tree: {args.tree}, {files} .py files, {os.cpu_count()} CPUs")

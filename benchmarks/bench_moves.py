@@ -101,7 +101,7 @@ def main() -> None:
     base = best_of(args.runs, lambda: parse_all(releases))
     moves_cli(args.older, args.newer, cache_dir())  # fill the index cache
     warm = best_of(args.runs, lambda: moves_cli(args.older, args.newer, cache_dir()))
-    row("moves, warm index cache, -j 2", f"{warm:.2f} s", f"{base:.2f} s",
+    row("moves, warm caches (index, moves), -j 2", f"{warm:.2f} s", f"{base:.2f} s",
         f"{base / warm:.1f}x faster", "under 10 s on 2 cores")
     scratch = Path(tempfile.mkdtemp(prefix="bench-moves-"))
     try:

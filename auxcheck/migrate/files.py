@@ -45,6 +45,10 @@ class WriteRefused(Exception):
         super().__init__(f"{path}: {reason}")
 
 
+_FEW_NEEDLES = 8
+"""Up to this many needles, each is looked for before the finer test is asked."""
+
+
 class Prefilter:
     """Tells whether a file holds one of some byte strings, reading it in one system call.
 
@@ -67,6 +71,10 @@ class Prefilter:
         self._buffer = bytearray(READ_SIZE)
         self._views = [self._buffer]
         self._only = self.needles[0] if len(self.needles) == 1 else None
+        self._gate = confirm is None or len(self.needles) <= _FEW_NEEDLES
+        """Whether to look for a needle before ``confirm``: with many needles (a table
+        inferred between releases) one search per needle costs more than ``confirm``, which
+        finds an old module's name itself."""
 
     def __call__(self, path: str) -> bool:
         """Returns True when the file at ``path`` holds a needle (and passes ``confirm``);
@@ -84,7 +92,9 @@ class Prefilter:
         finally:
             os.close(fd)
         self.size = size
-        if self._only is not None:  # the usual case: one old module
+        if not self._gate:
+            found = True
+        elif self._only is not None:  # the usual case: one old module
             found = self._buffer.find(self._only, 0, size) >= 0
         else:
             find = self._buffer.find

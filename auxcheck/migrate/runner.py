@@ -63,7 +63,9 @@ _STOP_GRACE = 0.4
 """Seconds a stopped worker gets to end (or to finish the write it is in) before it is killed."""
 _MEMORY_PER_BYTE = 1000
 """Bytes of memory one byte of source costs while it is parsed and rewritten (measured)."""
-_BATCH_BYTES = 16 << 10
+_BATCH_BYTES = 256 << 10
+"""At most this many bytes of source per batch a worker is handed (one IPC round trip each,
+which costs about as much as scanning a small file)."""
 _GONE = 3
 """The exit status of a worker whose parent went away."""
 
@@ -238,8 +240,11 @@ def _reason(exc: BaseException) -> str:
 
 def migrate_file(path: str, *, moves: MoveTable, mode: Mode, compat: bool = False,
                  max_size: int | None = DEFAULT_MAX_FILE_SIZE,
-                 break_links: bool = False) -> FileOutcome:
+                 break_links: bool = False, prefiltered: bool = False) -> FileOutcome:
     """Returns the outcome for the file at ``path``, rewriting it atomically in write mode.
+
+    ``prefiltered``: the caller has already found that the file's bytes can hold a use
+    (:meth:`MoveTable.could_use`), as :func:`run` does before handing files to workers.
 
     Only a regular file of at most ``max_size`` bytes is read (None: any size); a
     rewrite is written only over the file as it was read (an edit made meanwhile is
@@ -255,7 +260,7 @@ def migrate_file(path: str, *, moves: MoveTable, mode: Mode, compat: bool = Fals
     except FileTooLarge as exc:
         return FileOutcome(path, "failed", (broken_file_finding(path, exc),),
                            too_large(exc.size, exc.limit))
-    if not moves.could_use(source.data):
+    if not prefiltered and not moves.could_use(source.data):
         return FileOutcome(path, "unchanged")
     module = module_name_of(path, anchors=moves.packages)
     outcome = process_source(source, moves=moves, mode=mode, compat=compat, module=module)
@@ -313,6 +318,8 @@ def migrate_stdin(data: bytes, *, moves: MoveTable, mode: Mode, compat: bool = F
 
 _parent: int | None = None
 """In a pool worker: the pid of the process that started it."""
+_job: _Worker | None = None
+"""In a pool worker: what it does with each batch of files."""
 
 
 def _on_term(signum: int, frame: FrameType | None) -> None:
@@ -324,11 +331,13 @@ def _on_term(signum: int, frame: FrameType | None) -> None:
 _PR_SET_PDEATHSIG = 1
 
 
-def _init_worker(parent: int) -> None:
+def _init_worker(parent: int, job: _Worker) -> None:
     """Makes a pool worker die with its parent: SIGTERM when it dies (Linux), and a check
-    before each file. Ctrl-C reaches the whole process group: the parent decides."""
-    global _parent
-    _parent = parent
+    before each file. Ctrl-C reaches the whole process group: the parent decides. ``job``
+    is kept for :func:`_run_batch`: the moves table is sent once per worker, not once per
+    batch (an inferred table of thousands of moves costs a tenth of a second to rebuild)."""
+    global _parent, _job
+    _parent, _job = parent, job
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _on_term)
     release_inherited_stops()  # it was started inside held_stops (see _run_pool)
@@ -355,7 +364,8 @@ class _Worker:
         """Returns the outcome for one file; a bug of auxcheck fails that file, not the run."""
         try:
             return migrate_file(path, moves=self.moves, mode=self.mode, compat=self.compat,
-                                max_size=self.max_size, break_links=self.break_links)
+                                max_size=self.max_size, break_links=self.break_links,
+                                prefiltered=True)
         except Exception as exc:  # noqa: BLE001 - one file's failure is reported, not raised
             return FileOutcome(path, "failed", reason=(
                 f"auxcheck failed on this file ({type(exc).__name__}: {exc}); please report "
@@ -370,28 +380,70 @@ class _Worker:
         return done
 
 
+def _run_batch(paths: Sequence[str]) -> list[FileOutcome]:
+    """Runs this worker's job (:func:`_init_worker`) on ``paths``."""
+    assert _job is not None, "a pool worker is started by _init_worker"
+    return _job(paths)
+
+
 class _Candidate(NamedTuple):
     path: str
     size: int
 
 
 class _Reporter:
-    """Adds each outcome to the summary and tells the callbacks, as soon as it is known."""
+    """Adds each outcome to the summary and tells the callbacks.
+
+    ``on_outcome`` hears of the candidates' outcomes in the candidates' order, whatever
+    order the workers finish them in (so ``-j 2`` prints the same lines in the same order
+    every run): each as soon as it and every candidate before it are done. A stopped run
+    calls :meth:`flush`, so that every file done is still told (and, rewritten, listed).
+    """
 
     def __init__(self, summary: RunSummary, progress: Callable[[int, int], None] | None,
                  on_outcome: Callable[[FileOutcome], None] | None) -> None:
         self.summary, self.progress, self.on_outcome = summary, progress, on_outcome
         self.done = 0
         self.total = 0
+        self._order: dict[str, list[int]] = {}
+        self._waiting: dict[int, FileOutcome] = {}
+        self._next = 0
+
+    def expect(self, paths: Sequence[str]) -> None:
+        """Sets the order in which the outcomes of ``paths`` are told."""
+        self.total = len(paths)
+        for index, path in enumerate(paths):
+            self._order.setdefault(path, []).append(index)
 
     def __call__(self, outcome: FileOutcome, *, counted: bool = True) -> None:
         self.summary.outcomes.append(outcome)
-        if self.on_outcome is not None:
-            self.on_outcome(outcome)
+        places = self._order.get(outcome.path) if counted else None
+        if not places:
+            self._tell(outcome)
+        else:
+            self._waiting[places.pop(0)] = outcome
+            while self._next in self._waiting:
+                outcome = self._waiting.pop(self._next)
+                self._next += 1
+                self._tell(outcome)
         if counted:
             self.done += 1
             if self.progress is not None:
                 self.progress(self.done, self.total)
+
+    @property
+    def held(self) -> int:
+        """Returns how many outcomes wait for an earlier file's before being told."""
+        return len(self._waiting)
+
+    def _tell(self, outcome: FileOutcome) -> None:
+        if self.on_outcome is not None:
+            self.on_outcome(outcome)
+
+    def flush(self) -> None:
+        """Tells every outcome still waiting for an earlier one, in order."""
+        while self._waiting:
+            self._tell(self._waiting.pop(min(self._waiting)))
 
 
 def _candidates(paths: Iterable[str], moves: MoveTable, summary: RunSummary,
@@ -433,8 +485,10 @@ def run(roots: Sequence[str], *, moves: MoveTable, mode: Mode, compat: bool = Fa
 
     Files are prefiltered by bytes in this process; candidates go to ``jobs``
     worker processes (default: the CPU count) when there are enough of them, no more
-    large files at once than the available memory allows. ``on_outcome`` sees each
-    outcome as soon as its file is done (read failures first). Ctrl-C (or an
+    large files at once than the available memory allows. ``on_outcome`` sees read
+    failures first, then each file's outcome in the files' order, as soon as it and every
+    file before it are done (the same order whatever ``jobs``; a stopped run tells every
+    file done, including those after one still in progress). Ctrl-C (or an
     :class:`StopRequested` that a SIGTERM handler raises) stops the run promptly: the
     workers are stopped, and the summary says what was done (``interrupted``,
     ``in_progress``, ``unstarted``).
@@ -446,7 +500,7 @@ def run(roots: Sequence[str], *, moves: MoveTable, mode: Mode, compat: bool = Fa
     try:
         files = iter_python_files(roots, exclude=exclude, note=_note_sink(summary, report))
         candidates = _candidates(files, moves, summary, max_size, report)
-        report.total = len(candidates)
+        report.expect([c.path for c in candidates])
         workers = min(jobs or os.cpu_count() or 1, len(candidates))
         if (workers > 1 and len(candidates) >= _POOL_THRESHOLD
                 or any(c.size > _INLINE_BYTES for c in candidates)):
@@ -460,6 +514,7 @@ def run(roots: Sequence[str], *, moves: MoveTable, mode: Mode, compat: bool = Fa
         summary.interrupted = exc.signum if isinstance(exc, StopRequested) else signal.SIGINT
         known = {o.path for o in summary.outcomes} | set(summary.in_progress)
         summary.unstarted = sum(1 for c in candidates if c.path not in known)
+    report.flush()  # a stopped run: the files done after one still in progress
     summary.outcomes.sort(key=lambda o: o.path)
     return summary
 
@@ -503,11 +558,16 @@ def _run_pool(worker: _Worker, candidates: Sequence[_Candidate], workers: int,
     pending = _batches(candidates, workers)[::-1]
     budget = _memory_budget()
     running: dict[Future[list[FileOutcome]], list[_Candidate]] = {}
-    pool = ProcessPoolExecutor(workers, initializer=_init_worker, initargs=(os.getpid(),))
+    pool = ProcessPoolExecutor(workers, initializer=_init_worker,
+                               initargs=(os.getpid(), worker))
     try:
         while pending or running:
             used = sum(c.size for batch in running.values() for c in batch) * _MEMORY_PER_BYTE
-            while pending and len(running) < 2 * workers:
+            # Outcomes held for an earlier file still in flight are not told yet: no more
+            # is handed out past a few batches of them, so a slow first file does not let
+            # the run race ahead of what it has said (nor hold every diff in memory).
+            while (pending and len(running) < 2 * workers
+                   and (not running or report.held < 2 * workers * len(pending[-1]))):
                 cost = sum(c.size for c in pending[-1]) * _MEMORY_PER_BYTE
                 if running and used + cost > budget:
                     break
@@ -515,7 +575,7 @@ def _run_pool(worker: _Worker, candidates: Sequence[_Candidate], workers: int,
                 # A submit may fork workers: one forked but not yet recorded by the pool
                 # could never be stopped, so a stop waits until the pool knows them all.
                 with held_stops():
-                    running[pool.submit(worker, [c.path for c in batch])] = batch
+                    running[pool.submit(_run_batch, [c.path for c in batch])] = batch
                 used += cost
             report.summary.in_progress = [c.path for b in running.values() for c in b]
             finished, _ = wait(running, return_when=FIRST_COMPLETED)
@@ -536,7 +596,7 @@ def _run_pool(worker: _Worker, candidates: Sequence[_Candidate], workers: int,
                 running.clear()
                 _stop_pool(pool, ())
                 pool = ProcessPoolExecutor(workers, initializer=_init_worker,
-                                           initargs=(os.getpid(),))
+                                           initargs=(os.getpid(), worker))
         report.summary.in_progress = []
         pool.shutdown()
     except BaseException:

@@ -14,7 +14,7 @@ from auxcheck._core.python_files import iter_python_files, module_name_of
 from auxcheck._core.sources import decode_source, read_source
 from auxcheck.migrate import files
 from auxcheck.migrate.files import atomic_write
-from auxcheck.migrate.runner import migrate_file, run
+from auxcheck.migrate.runner import FileOutcome, migrate_file, run
 
 OLD = b"sglang.srt.sampling.sampling_observer"
 NEW = b"sglang.srt.managers.auxiliary_output"
@@ -76,7 +76,7 @@ def test_unchanged_files_are_not_written_at_all(tmp_path: Path) -> None:
     (b"from " + OLD + b" import (CommittedTokens\n", "does not parse: "),
     (b"# coding: latin-1\nfrom " + OLD + b" import CommittedTokens\n\x00", "does not parse: "),
     (b"from " + OLD + b" import CommittedTokens\ns = '\xff\xfe'\n", "cannot decode: "),
-    (b"# coding: no-such-codec\nfrom sampling_observer import HostAuxiliaryOutput\n",
+    (b"# coding: no-such-codec\nfrom " + OLD + b" import HostAuxiliaryOutput\n",
      "cannot decode: "),
 ], ids=["syntax error", "null byte", "invalid utf-8", "unknown codec"])
 def test_broken_files_are_reported_and_left_untouched(tmp_path: Path, data: bytes,
@@ -214,3 +214,26 @@ def test_a_read_only_file_is_reported_and_left_alone(tmp_path: Path) -> None:
     outcome = migrate_file(str(path), moves=MOVES, mode="write")
     assert (outcome.status, outcome.reason) == ("failed", "cannot write: file is read-only")
     assert path.read_bytes() == b"from " + OLD + b" import CommittedTokens\n"
+
+
+def test_outcomes_are_told_in_path_order_whatever_order_the_workers_finish_in(
+        tmp_path: Path) -> None:
+    """With two workers and a slow first file, `on_outcome` (the CLI's `Rewriting` lines)
+    still hears the files in path order, every run; each once, and only once it is done."""
+    slow = FIXABLE_TEXT + "".join(f"def f{i}(a):\n    return a + {i}\n" for i in range(1500))
+    (tmp_path / "a000.py").write_text(slow)
+    for i in range(1, 40):
+        (tmp_path / f"a{i:03}.py").write_text(FIXABLE_TEXT)
+    told: list[str] = []
+
+    def hear(outcome: FileOutcome) -> None:
+        path = outcome.path
+        assert Path(path).read_text() != FIXABLE_TEXT  # written before it is told
+        told.append(os.path.basename(path))
+
+    summary = run([str(tmp_path)], moves=MOVES, mode="write", jobs=2, on_outcome=hear)
+    assert len(summary.changed) == 40
+    assert told == [f"a{i:03}.py" for i in range(40)]
+
+
+FIXABLE_TEXT = "from sglang.srt.sampling.sampling_observer import CommittedTokens\n"
