@@ -1118,6 +1118,327 @@ CASES = {
         x = SamplingObserver  # noqa: F405
         """),
         frozenset({'ruff'})),
+    "an alias bound at module level for moved names and in a function for a staying one": Case(
+        src("""\
+        import $OLD as so
+
+
+        def staying():
+            import $OLD as so
+
+            return so.SamplingObserver
+
+
+        moved = so.CommittedTokens
+        staying()
+        """),
+        src("""\
+        import $NEW as auxiliary_output
+
+
+        def staying():
+            import $OLD as so
+
+            return so.SamplingObserver
+
+
+        moved = auxiliary_output.CommittedTokens
+        staying()
+        """),
+        src("""\
+        from typing import TYPE_CHECKING
+
+        try:
+            import $NEW as auxiliary_output
+        except ImportError:
+            if not TYPE_CHECKING:
+                import $OLD as auxiliary_output
+
+
+        def staying():
+            import $OLD as so
+
+            return so.SamplingObserver
+
+
+        moved = auxiliary_output.CommittedTokens
+        staying()
+        """),
+        frozenset({'runs', 'ruff', 'mypy'})),
+    "an alias bound at module level for a staying name and in a function for moved ones": Case(
+        src("""\
+        import $OLD as so
+
+
+        def moved():
+            import $OLD as so
+
+            return so.CommittedTokens
+
+
+        staying = so.SamplingObserver
+        moved()
+        """),
+        src("""\
+        import $OLD as so
+
+
+        def moved():
+            import $NEW as auxiliary_output
+
+            return auxiliary_output.CommittedTokens
+
+
+        staying = so.SamplingObserver
+        moved()
+        """),
+        src("""\
+        from typing import TYPE_CHECKING
+
+        import $OLD as so
+
+
+        def moved():
+            try:
+                import $NEW as auxiliary_output
+            except ImportError:
+                if not TYPE_CHECKING:
+                    import $OLD as auxiliary_output
+
+            return auxiliary_output.CommittedTokens
+
+
+        staying = so.SamplingObserver
+        moved()
+        """),
+        frozenset({'runs', 'ruff', 'mypy'})),
+    "one alias bound in two functions, only one using moved names": Case(
+        src("""\
+        def moved():
+            import $OLD as so
+
+            return so.CommittedTokens
+
+
+        def staying():
+            import $OLD as so
+
+            return so.SamplingObserver
+
+
+        moved()
+        staying()
+        """),
+        src("""\
+        def moved():
+            import $NEW as auxiliary_output
+
+            return auxiliary_output.CommittedTokens
+
+
+        def staying():
+            import $OLD as so
+
+            return so.SamplingObserver
+
+
+        moved()
+        staying()
+        """),
+        src("""\
+        from typing import TYPE_CHECKING
+
+
+        def moved():
+            try:
+                import $NEW as auxiliary_output
+            except ImportError:
+                if not TYPE_CHECKING:
+                    import $OLD as auxiliary_output
+
+            return auxiliary_output.CommittedTokens
+
+
+        def staying():
+            import $OLD as so
+
+            return so.SamplingObserver
+
+
+        moved()
+        staying()
+        """),
+        frozenset({'runs', 'ruff', 'mypy'})),
+    "a dotted import at module level for moved names and in a function for a staying one": Case(
+        src("""\
+        import $OLD
+
+
+        def staying():
+            import $OLD
+
+            return $OLD.SamplingObserver
+
+
+        moved = $OLD.CommittedTokens
+        staying()
+        """),
+        src("""\
+        import $NEW
+
+
+        def staying():
+            import $OLD
+
+            return $OLD.SamplingObserver
+
+
+        moved = $NEW.CommittedTokens
+        staying()
+        """),
+        src("""\
+        from typing import TYPE_CHECKING
+
+        try:
+            import $NEW as auxiliary_output
+        except ImportError:
+            if not TYPE_CHECKING:
+                import $OLD as auxiliary_output
+
+
+        def staying():
+            import $OLD
+
+            return $OLD.SamplingObserver
+
+
+        moved = auxiliary_output.CommittedTokens
+        staying()
+        """),
+        frozenset({'runs', 'ruff'})),
+    "an alias bound at module level for moved names and in a class body for a staying one": Case(
+        src("""\
+        import $OLD as so
+
+
+        class Holder:
+            import $OLD as so
+
+            staying = so.SamplingObserver
+
+
+        moved = so.CommittedTokens
+        """),
+        src("""\
+        import $NEW as auxiliary_output
+
+
+        class Holder:
+            import $OLD as so
+
+            staying = so.SamplingObserver
+
+
+        moved = auxiliary_output.CommittedTokens
+        """),
+        src("""\
+        from typing import TYPE_CHECKING
+
+        try:
+            import $NEW as auxiliary_output
+        except ImportError:
+            if not TYPE_CHECKING:
+                import $OLD as auxiliary_output
+
+
+        class Holder:
+            import $OLD as so
+
+            staying = so.SamplingObserver
+
+
+        moved = auxiliary_output.CommittedTokens
+        """),
+        frozenset({'runs', 'ruff'})),
+    "a star import's moved name that a class body binds before reading it": Case(
+        src("""\
+        from $OLD import *  # noqa: F403
+
+
+        class Holder:
+            CommittedTokens = 1
+            own = CommittedTokens
+
+
+        x = SamplingObserver  # noqa: F405
+        """),
+        src("""\
+        from $OLD import *  # noqa: F403
+
+
+        class Holder:
+            CommittedTokens = 1
+            own = CommittedTokens
+
+
+        x = SamplingObserver  # noqa: F405
+        """),
+        src("""\
+        from $OLD import *  # noqa: F403
+
+
+        class Holder:
+            CommittedTokens = 1
+            own = CommittedTokens
+
+
+        x = SamplingObserver  # noqa: F405
+        """),
+        frozenset({'runs', 'ruff'})),
+    "a star import's moved name a class body reads before binding its own": Case(
+        src("""\
+        from $OLD import *  # noqa: F403
+
+
+        class Holder:
+            moved = CommittedTokens  # noqa: F405
+            CommittedTokens = 1
+
+
+        x = SamplingObserver  # noqa: F405
+        """),
+        src("""\
+        from $NEW import CommittedTokens
+        from $OLD import *  # noqa: F403
+
+
+        class Holder:
+            moved = CommittedTokens  # noqa: F405
+            CommittedTokens = 1
+
+
+        x = SamplingObserver  # noqa: F405
+        """),
+        src("""\
+        from typing import TYPE_CHECKING
+
+        from $OLD import *  # noqa: F403
+
+        try:
+            from $NEW import CommittedTokens
+        except ImportError:
+            if not TYPE_CHECKING:
+                from $OLD import CommittedTokens
+
+
+        class Holder:
+            moved = CommittedTokens  # noqa: F405
+            CommittedTokens = 1
+
+
+        x = SamplingObserver  # noqa: F405
+        """),
+        frozenset({'runs', 'ruff'})),
 }
 
 HUMAN = {
@@ -1261,6 +1582,30 @@ HUMAN = {
     "percent formatting of a constant": src("""\
         OLDNAME = "$OLD"
         c = "%s.%s" % (OLDNAME, "CommittedTokens")
+        """),
+    "alias imported under global in a function": src("""\
+        so = None
+
+
+        def load():
+            global so
+            import $OLD as so
+
+
+        def use():
+            return so.CommittedTokens
+        """),
+    "top package imported under global in a function": src("""\
+        sglang = None
+
+
+        def load():
+            global sglang
+            import $OLD
+
+
+        def use():
+            return $OLD.CommittedTokens
         """),
 }
 

@@ -46,10 +46,10 @@ class Analysis:
     imports this module, and :mod:`dataclasses` costs more than the scan of one file.
     """
 
-    __slots__ = ("alias_other_uses", "aliases", "all_names", "deep", "dotted",
-                 "explicit_aliases", "guarded_aliases", "module_imports", "new_bound",
-                 "other_bound", "owner_moved", "star_modules", "type_checking",
-                 "type_imports", "used_names", "uses")
+    __slots__ = ("alias_other_uses", "aliases", "all_names", "binding_moved", "binding_other",
+                 "binding_scopes", "deep", "dotted", "explicit_aliases", "guarded_aliases",
+                 "module_imports", "new_bound", "other_bound", "owner_moved", "star_modules",
+                 "type_checking", "type_imports", "used_names", "uses")
 
     def __init__(self) -> None:
         self.uses: list[Use] = []
@@ -60,6 +60,17 @@ class Analysis:
         self.owner_moved: dict[str, set[str]] = {}
         """Alias or dotted old module -> the moved names used through it (``m.X``, ``"m.X"``)."""
         self.alias_other_uses: set[str] = set()
+        """Aliases and dotted old modules used for something other than a moved name."""
+        self.binding_scopes: dict[str, set[int]] = {}
+        """Alias or dotted old module -> the bodies whose imports bind it: 0 for the module,
+        else the number of the def or class (counted in source order, a def or class before
+        those it holds, from 1)."""
+        self.binding_moved: dict[tuple[str, int], set[str]] = {}
+        """(alias or dotted old module, body binding it) -> the moved names used through
+        that body's binding: what the imports there must bind in its place."""
+        self.binding_other: set[tuple[str, int]] = set()
+        """(alias or dotted old module, body binding it) for a binding also used for
+        something other than a moved name: the imports there keep it."""
         self.explicit_aliases: set[str] = set()
         """Aliases the user chose with ``as`` (``import old as m``): a rewrite may keep them."""
         self.type_checking: str | None = None

@@ -8,7 +8,7 @@ import re
 from auxcheck._core.pyast import dotted_name as _dotted_name
 from auxcheck.migrate.moves import MoveTable
 from auxcheck.migrate.scan.analysis import Analysis, moved_names
-from auxcheck.migrate.scan.scanner import Scanner
+from auxcheck.migrate.scan.scanner import Scanner, Scopes
 from auxcheck.migrate.scan.strings import (
     DOTTED,
     TYPE_EXPRESSION,
@@ -24,29 +24,73 @@ __all__ = ["analyze"]
 def _shadowed_aliases(scanner: Scanner) -> None:
     """Drops module aliases, and dotted old modules whose top package, that something else
     binds too (a parameter, a loop or ``with`` target, a class attribute): their uses
-    cannot be told apart by name, so each is AUX502 and left as it is."""
+    cannot be told apart by name, so each is AUX502 and left as it is. So is one a function
+    imports under ``global`` or ``nonlocal``: a new name it bound there would be its own."""
     result = scanner.result
-    for alias in sorted(set(result.aliases) & (scanner.local_bound | scanner.shadowing)):
+    declared = scanner.declared_bindings
+    for alias in sorted(set(result.aliases) & (scanner.local_bound | scanner.shadowing)
+                        - declared):
         old = result.aliases.pop(alias)
         where = "in a function" if alias in scanner.local_bound else "in this module"
         scanner.flag("AUX502", scanner.alias_imports.get(alias, ast.Pass(lineno=1, col_offset=0)),
                      f"module alias {alias} of {old} is also bound to something else {where}",
                      "rename the alias, then run `auxcheck migrate` again")
+    for alias in sorted(set(result.aliases) & declared):
+        old = result.aliases.pop(alias)
+        scanner.flag("AUX502", scanner.alias_imports.get(alias, ast.Pass(lineno=1, col_offset=0)),
+                     f"module alias {alias} of {old} is imported in a function that declares "
+                     "it global or nonlocal, so a new name bound there would stay local",
+                     "import the moved names by hand where they are used")
     for old in sorted(result.dotted):
         top = old.partition(".")[0]
-        if top in scanner.shadowing:
-            result.dotted.discard(old)
-            result.module_imports.discard(old)
-            scanner.shadowed_dotted.add(old)
-            scanner.flag("AUX502", scanner.alias_imports.get(old, ast.Pass(lineno=1, col_offset=0)),
-                         f"{top}, the top package of {old}, is also bound to something else",
-                         f"rename the other {top}, then run `auxcheck migrate` again")
+        if old in declared:
+            seen = (f"{old} is imported in a function that declares {top} global or "
+                    "nonlocal, so a new name bound there would stay local")
+            fix = "import the moved names by hand where they are used"
+        elif top in scanner.shadowing:
+            seen = f"{top}, the top package of {old}, is also bound to something else"
+            fix = f"rename the other {top}, then run `auxcheck migrate` again"
+        else:
+            continue
+        result.dotted.discard(old)
+        result.module_imports.discard(old)
+        scanner.shadowed_dotted.add(old)
+        scanner.flag("AUX502", scanner.alias_imports.get(old, ast.Pass(lineno=1, col_offset=0)),
+                     seen, fix)
+
+
+def _bindings(result: Analysis, owner: str, scopes: Scopes) -> set[int]:
+    """Returns the bodies whose binding of ``owner`` a use inside ``scopes`` reads: the
+    innermost that binds it, as Python looks names up (a class body only for its own
+    code); every body binding it when none around does (the file reads it some other way)."""
+    bound = result.binding_scopes.get(owner, set())
+    name = owner.partition(".")[0]
+    for depth in range(len(scopes) - 1, -1, -1):
+        scope = scopes[depth]
+        if (scope.is_class and depth < len(scopes) - 1) or name in scope.declared:
+            continue
+        if scope.index in bound:
+            return {scope.index}
+    return {0} if 0 in bound else bound
+
+
+def _moved_use(result: Analysis, owner: str, name: str, scopes: Scopes) -> None:
+    """Records ``name``, a moved name, used through ``owner`` inside ``scopes``."""
+    result.owner_moved.setdefault(owner, set()).add(name)
+    for scope in _bindings(result, owner, scopes):
+        result.binding_moved.setdefault((owner, scope), set()).add(name)
+
+
+def _other_use(result: Analysis, owner: str, scopes: Scopes) -> None:
+    """Records ``owner`` used inside ``scopes`` for something other than a moved name."""
+    result.alias_other_uses.add(owner)
+    result.binding_other.update((owner, scope) for scope in _bindings(result, owner, scopes))
 
 
 def _attribute_uses(scanner: Scanner) -> None:
     result, moves = scanner.result, scanner.moves
     moved_values: set[int] = set()
-    for node in scanner.attributes:
+    for index, node in enumerate(scanner.attributes):
         owner = _dotted_name(node.value)
         old = result.aliases.get(owner) if owner else None
         if old is None and owner in result.dotted:
@@ -55,16 +99,17 @@ def _attribute_uses(scanner: Scanner) -> None:
             _indirect_use(scanner, node, owner)
             continue
         new = moved_names(moves)[old].get(node.attr)
+        scopes = scanner.scopes_of(scanner.marks_attributes, index)
         if new is None:
-            result.alias_other_uses.add(owner)
+            _other_use(result, owner, scopes)
             continue
         moved_values.add(id(node.value))
-        result.owner_moved.setdefault(owner, set()).add(node.attr)
+        _moved_use(result, owner, node.attr, scopes)
         scanner.flag("AUX501", node, f"{owner}.{node.attr} used from {old}",
                      f"use {new}.{node.attr}, where it moved")
-    for name in scanner.names:
+    for index, name in enumerate(scanner.names):
         if name.id in result.aliases and id(name) not in moved_values:
-            result.alias_other_uses.add(name.id)
+            _other_use(result, name.id, scanner.scopes_of(scanner.marks_names, index))
 
 
 def _indirect_use(scanner: Scanner, node: ast.Attribute, owner: str | None) -> None:
@@ -90,10 +135,10 @@ def _indirect_use(scanner: Scanner, node: ast.Attribute, owner: str | None) -> N
 
 
 def _string_uses(scanner: Scanner) -> None:
-    for node, role in scanner.strings:
+    for node, role, scopes in scanner.strings:
         assert isinstance(node.value, str)
         typed = role == "type" and TYPE_EXPRESSION.fullmatch(node.value) is not None
-        spans = _type_uses(scanner, node.value) if typed else []
+        spans = _type_uses(scanner, node.value, scopes) if typed else []
         targets = string_targets([node.value], scanner.moves, scanner.segment(node))
         unspelled = [t for t in targets if t.verdict == "unspelled"]
         if unspelled:
@@ -108,21 +153,22 @@ def _string_uses(scanner: Scanner) -> None:
                          "module", "point it at the new module")
 
 
-def _type_uses(scanner: Scanner, text: str) -> list[tuple[int, int, str, str, str]]:
+def _type_uses(scanner: Scanner, text: str,
+               scopes: Scopes) -> list[tuple[int, int, str, str, str]]:
     """Records what a type-expression string needs (``"m.X"`` through an alias, ``"old.X"``
     through a module-level ``import old`` or an import to add); returns its alias spans."""
     result, moved = scanner.result, moved_names(scanner.moves)
     spans = alias_spans(text, scanner.moves, result.aliases)
     for _, _, owner, name, _ in spans:
-        result.owner_moved.setdefault(owner, set()).add(name)
+        _moved_use(result, owner, name, scopes)
     for match in DOTTED.finditer(text):  # "m.Staying" and "old.Staying" keep m's import
         owner, _, name = match.group().rpartition(".")
         old = result.aliases.get(owner) or (owner if owner in _imported_old(result) else None)
         if old is not None and name not in moved[old]:
-            result.alias_other_uses.add(owner)
+            _other_use(result, owner, scopes)
     for old, name in target_names(text, scanner.moves):
         if old in _imported_old(result):
-            result.owner_moved.setdefault(old, set()).add(name)
+            _moved_use(result, old, name, scopes)
         elif moved[old][name] not in result.module_imports:
             result.type_imports.add(moved[old][name])
     return spans

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import re
+from bisect import bisect_right
 from collections.abc import Iterable
 
 from auxcheck._core.pyast import catches_import_error as _catches_import_error
@@ -38,6 +39,30 @@ class _Frame:
         return name in self.bound and name not in self.declared
 
 
+class _Scope:
+    """A def or class body an import may bind an old module's alias in: its number (the
+    def or class's place in the module, pre-order, from 1; the module is 0), and the names
+    it declares global or nonlocal (which it never binds).
+
+    A class body's own code reads a name it has bound from the class, other code never:
+    ``bound`` holds the names its statements done so far bind (``pending``, those of the
+    statement being walked).
+    """
+
+    __slots__ = ("bound", "declared", "index", "is_class", "pending")
+
+    def __init__(self, index: int, *, is_class: bool, declared: set[str]) -> None:
+        self.index = index
+        self.is_class = is_class
+        self.declared = declared
+        self.bound: set[str] = set()
+        self.pending: set[str] = set()
+
+
+Scopes = tuple[_Scope, ...]
+"""The def and class bodies enclosing a node, outermost first."""
+
+
 class Scanner(ast.NodeVisitor):
     """Collects an Analysis over one module's ast."""
 
@@ -51,6 +76,13 @@ class Scanner(ast.NodeVisitor):
         self.depth = 0
         self.frames: tuple[_Frame, ...] = ()
         """The function (or lambda, comprehension) scopes enclosing the node visited."""
+        self.scopes: Scopes = ()
+        """The def and class bodies enclosing the node visited (where an alias is bound)."""
+        self.class_body: _Scope | None = None
+        """The class body whose own code the node visited is (not a def, a lambda or a
+        comprehension inside it, which never read the class's names)."""
+        self.defined = 0
+        """How many defs and classes the walk has come to (each body's number)."""
         self.local_bound: set[str] = set()
         """Names some function scope binds other than by importing an old module."""
         self.shadowing: set[str] = set()
@@ -66,12 +98,15 @@ class Scanner(ast.NodeVisitor):
         self.shadowed_dotted: set[str] = set()
         """Old modules imported by dotted name whose top package is bound to something else."""
         self.alias_imports: dict[str, ast.stmt] = {}
+        self.declared_bindings: set[str] = set()
+        """Aliases and dotted old modules a function imports under ``global`` or
+        ``nonlocal``: what the rewrite binds there would be the function's own name."""
         self.exported: set[str] = set()
         """Names listed in ``__all__`` (a star import may be what defines them)."""
         self.roles: list[StringRole] = ["runtime"]
         self.marks: dict[int, StringRole] = {}
         """ids of nodes not yet visited that change the role of the strings under them."""
-        self.strings: list[tuple[ast.Constant, StringRole]] = []
+        self.strings: list[tuple[ast.Constant, StringRole, Scopes]] = []
         self.fstrings: list[tuple[ast.JoinedStr, ast.JoinedStr]] = []
         """Each f-string (format specs included) with the outermost f-string holding it."""
         self.outer: ast.JoinedStr | None = None
@@ -84,6 +119,11 @@ class Scanner(ast.NodeVisitor):
         """Module-level names assigned an old module's dotted name (``OLD = "old"``)."""
         self.attributes: list[ast.Attribute] = []
         self.names: list[ast.Name] = []
+        self.marks_names: list[int] = [0]
+        self.marks_attributes: list[int] = [0]
+        self.marks_scopes: list[Scopes] = [()]
+        """Where the enclosing bodies change: from ``names[marks_names[k]]`` and
+        ``attributes[marks_attributes[k]]`` on, ``marks_scopes[k]`` (no tuple per name)."""
         self.loads: list[tuple[str, tuple[_Frame, ...]]] = []
         """Each name read, with the function scopes around it (to tell locals from globals)."""
 
@@ -132,6 +172,8 @@ class Scanner(ast.NodeVisitor):
         itself, ``name = None`` a placeholder)."""
         self.result.all_names.add(name)
         self.result.other_bound.add(name)
+        if self.class_body is not None:
+            self.class_body.pending.add(name)
         if self.frames:
             self.frames[-1].bound.add(name)
             self.local_bound.add(name)
@@ -139,7 +181,7 @@ class Scanner(ast.NodeVisitor):
             self.shadowing.add(name)
 
     def _package(self, bound: str, full: str) -> None:
-        if any(old.startswith(full + ".") for old in self.moves.old_modules):
+        if self.moves.is_above_old(full):
             self.packages[bound] = full
 
     # -- imports ----------------------------------------------------------------------
@@ -187,6 +229,7 @@ class Scanner(ast.NodeVisitor):
 
     def _alias(self, bound: str, old: str, *, explicit: bool) -> None:
         self.result.aliases[bound] = old
+        self._binding(bound, bound)
         if explicit:
             self.result.explicit_aliases.add(bound)
         if self.guarded:
@@ -211,6 +254,15 @@ class Scanner(ast.NodeVisitor):
                 else:
                     self.result.dotted.add(alias.name)
                     self.alias_imports.setdefault(alias.name, node)
+                    self._binding(alias.name, bound)
+
+    def _binding(self, owner: str, bound: str) -> None:
+        """Records the body an import binds ``bound`` in for ``owner`` (an alias or a
+        dotted old module): the innermost def or class body around, or the module."""
+        scope = self.scopes[-1] if self.scopes else None
+        if scope is not None and bound in scope.declared:
+            self.declared_bindings.add(owner)
+        self.result.binding_scopes.setdefault(owner, set()).add(scope.index if scope else 0)
 
     # -- blocks and scopes ------------------------------------------------------------
 
@@ -273,12 +325,20 @@ class Scanner(ast.NodeVisitor):
         self.generic_visit(node)
         self.depth -= 1
 
-    def _enter(self) -> None:
+    def _enter(self) -> _Scope | None:
+        """Enters a function-like scope; returns the class body it leaves (see _leave)."""
         self.frames = (*self.frames, _Frame())
+        outer, self.class_body = self.class_body, None
+        return outer
+
+    def _leave(self, outer: _Scope | None) -> None:
+        self.frames = self.frames[:-1]
+        self.class_body = outer
 
     def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> None:
         args = node.args
         self.depth += 1
+        body = self._number(node)
         # Decorators and defaults run in the enclosing scope, before the function exists.
         for outer in [*getattr(node, "decorator_list", ()), *args.defaults,
                       *(d for d in args.kw_defaults if d is not None)]:
@@ -286,28 +346,69 @@ class Scanner(ast.NodeVisitor):
         if not isinstance(node, ast.Lambda):
             self._bind(node.name)
             self._mark(node.returns, "type")
-        self._enter()
+        outer_class = self._enter()
         for arg in [*args.posonlyargs, *args.args, *([args.vararg] if args.vararg else []),
                     *args.kwonlyargs, *([args.kwarg] if args.kwarg else [])]:
             self.visit(arg)
         for child in [*getattr(node, "type_params", ()),
                       *([node.returns] if not isinstance(node, ast.Lambda) and node.returns
-                        else []),
-                      *(node.body if isinstance(node.body, list) else [node.body])]:
+                        else [])]:
             self.visit(child)
-        self.frames = self.frames[:-1]
+        if body is not None:
+            self._scoped((*self.scopes, _Scope(body, is_class=False,
+                                               declared=self.frames[-1].declared)))
+        for child in node.body if isinstance(node.body, list) else [node.body]:
+            self.visit(child)
+        if body is not None:
+            self._scoped(self.scopes[:-1])
+        self._leave(outer_class)
         self.depth -= 1
+
+    def _number(self, node: ast.AST) -> int | None:
+        """Returns the number of a def's or class's body (counted as libcst's walk comes to
+        them, before what they hold); None for a lambda, which holds no import."""
+        if isinstance(node, ast.Lambda):
+            return None
+        self.defined += 1
+        return self.defined
 
     visit_FunctionDef = visit_AsyncFunctionDef = visit_Lambda = _function
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
         self._bind(node.name)
-        self._nested(node)
+        self.depth += 1
+        scope = _Scope(self._number(node) or 0, is_class=True, declared=set())
+        outer_class = self.class_body
+        for field, value in ast.iter_fields(node):  # in generic_visit's order
+            if field == "body":
+                self._scoped((*self.scopes, scope))
+                self.class_body = scope
+            for child in value if isinstance(value, list) else [value]:
+                if isinstance(child, ast.AST):
+                    self.visit(child)
+                    scope.bound |= scope.pending  # `X = X` reads X before binding it
+                    scope.pending.clear()
+            if field == "body":
+                self._scoped(self.scopes[:-1])
+                self.class_body = outer_class
+        self.depth -= 1
+
+    def _scoped(self, scopes: Scopes) -> None:
+        self.scopes = scopes
+        self.marks_names.append(len(self.names))
+        self.marks_attributes.append(len(self.attributes))
+        self.marks_scopes.append(scopes)
+
+    def scopes_of(self, marks: list[int], index: int) -> Scopes:
+        """Returns the bodies around the name (``marks`` is :attr:`marks_names`) or
+        attribute (:attr:`marks_attributes`) at ``index`` of its list."""
+        return self.marks_scopes[bisect_right(marks, index) - 1]
+
 
     def _comprehension(self, node: ast.AST) -> None:
-        self._enter()
+        outer_class = self._enter()
         self._nested(node)
-        self.frames = self.frames[:-1]
+        self._leave(outer_class)
 
     visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _comprehension
 
@@ -348,7 +449,8 @@ class Scanner(ast.NodeVisitor):
     def visit_Name(self, node: ast.Name) -> None:
         self.names.append(node)
         if isinstance(node.ctx, ast.Load):
-            self.loads.append((node.id, self.frames))
+            if self.class_body is None or node.id not in self.class_body.bound:
+                self.loads.append((node.id, self.frames))  # else the class's own
         else:
             self._bind(node.id)
 
@@ -393,7 +495,7 @@ class Scanner(ast.NodeVisitor):
 
     def visit_Constant(self, node: ast.Constant) -> None:
         if isinstance(node.value, str):
-            self.strings.append((node, self.roles[-1]))
+            self.strings.append((node, self.roles[-1], self.scopes))
 
     def visit_JoinedStr(self, node: ast.JoinedStr) -> None:
         # Its literal parts are read together (a field next to a name changes the name),

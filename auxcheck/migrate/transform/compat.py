@@ -86,7 +86,7 @@ class CompatBlocks(StatementWriter):
                     owner = asname or (name if module is not None else old or "")
                     if old is None or "." in owner:
                         continue
-                    renamed += [(owner, text) for _, text in sorted(self.plan[owner].items())
+                    renamed += [(owner, text) for _, text in self.targets_here(owner)
                                 if text != owner and (owner, text) not in renamed]
         return renamed
 

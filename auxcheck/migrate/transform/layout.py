@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 import libcst as cst
@@ -9,8 +10,9 @@ import libcst as cst
 from auxcheck.migrate.transform.nodes import alias_items
 
 __all__ = ["after_imports", "is_wrapped", "joined_comments", "kept_names", "member_separator",
-           "own_comment", "own_lines", "parse_line", "reindented", "split_leading", "uncommented",
-           "with_blank_line", "with_member_comments"]
+           "own_comment", "own_lines", "parse_line", "reindented", "split_leading", "suppressed",
+           "suppression",
+           "uncommented", "with_blank_line", "with_member_comments"]
 
 
 def joined_comments(first: str | None, second: str | None) -> str | None:
@@ -18,6 +20,30 @@ def joined_comments(first: str | None, second: str | None) -> str | None:
     if first is None or second is None or second in first:
         return first or second
     return f"{first}  {second}"
+
+
+_NOQA = re.compile(r"#.*\bnoqa\b", re.IGNORECASE)
+
+
+def suppression(stmt: cst.SimpleStatementLine, node: cst.Import | cst.ImportFrom) -> str | None:
+    """Returns the statement's own noqa comment (ending its line, or after its ``(``), which
+    every statement a split makes of it needs; None without one."""
+    found = []
+    opening = node.lpar.whitespace_after if isinstance(node, cst.ImportFrom) and node.lpar \
+        else None
+    if isinstance(opening, cst.ParenthesizedWhitespace):
+        found.append(opening.first_line.comment)
+    found.append(stmt.trailing_whitespace.comment)
+    comment = None
+    for one in found:
+        if one is not None and suppressed(one.value):
+            comment = joined_comments(comment, one.value)
+    return comment
+
+
+def suppressed(comment: str | None) -> bool:
+    """Returns True when ``comment`` holds a noqa directive."""
+    return comment is not None and _NOQA.match(comment) is not None
 
 
 def is_wrapped(node: cst.ImportFrom) -> bool:

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 import libcst as cst
 
 from auxcheck.migrate import style as _style
+from auxcheck.migrate.transform.guards import PLACEHOLDER, GuardResolver, module_guards
 from auxcheck.migrate.transform.layout import (
     after_imports,
     parse_line,
@@ -44,10 +45,41 @@ class ModuleTop(StatementRewriter):
             chosen = [self._constant_statement(old, new, name)
                       for (old, new), name in self.constants.items()]
             body = _inserted(body, at, chosen)
-        if self.guard is not None:
+        return self._resolve_guards(self._drop_unused_packages(body))
+
+    def _drop_unused_packages(self, body: list[cst.BaseStatement]) -> list[cst.BaseStatement]:
+        """Returns ``body`` without a plain ``import <package>`` the rewrite left unused: in
+        --compat, uses of a dotted old module (``sglang.srt.x.X``) become uses of a name of
+        their own, and an ``import sglang`` they alone used would be left to ruff's F401.
+        (Importing the package has no effect the rewritten import lacks.)"""
+        heads = {owner.partition(".")[0] for owner, targets in self.plan.items()
+                 if "." in owner and any(text != owner for text in targets.values())}
+        if not self.compat or not heads:
+            return body
+        unused = {head for head in heads if not _reads(body, head)}
+        return [stmt for stmt in body if _plain_import_of(stmt) not in unused]
+
+    def _resolve_guards(self, body: list[cst.BaseStatement]) -> list[cst.BaseStatement]:
+        """Returns ``body`` with each placeholder flag named (:mod:`.guards`), importing
+        the flag before the first statement none of the module's own bindings serves."""
+        if not self.pending_guards:
+            return body
+        states = module_guards(body)
+        first: int | None = None
+        for i, stmt in enumerate(body):
+            # Guards are `if` statements: a simple line holds none.
+            if isinstance(stmt, cst.SimpleStatementLine) or PLACEHOLDER not in \
+                    EMPTY.code_for_node(stmt):
+                continue
+            resolver = GuardResolver(states[i], states[-1], self.guard_spelling)
+            named = stmt.visit(resolver)
+            if isinstance(named, cst.BaseStatement):
+                body[i] = named
+            if resolver.used_added and first is None:
+                first = i
+        if first is not None and self.guard is not None:
             kind, module, name = self.guard
-            body = self._add_import(body, kind, module, name,
-                                    limit=_first_use(body, "TYPE_CHECKING"))
+            body = self._add_import(body, kind, module, name, limit=first)
         return body
 
     def _add_type_imports(self, body: list[cst.BaseStatement]) -> list[cst.BaseStatement]:
@@ -122,6 +154,51 @@ class ModuleTop(StatementRewriter):
                 body[i] = self._merged(body[i], node, [(name, None)], "")
                 return body
         return None
+
+
+def _plain_import_of(stmt: cst.BaseStatement) -> str | None:
+    """Returns ``name`` for a line that is ``import name`` alone, no comment; else None."""
+    node = single_import(stmt)
+    if not isinstance(node, cst.Import) or len(node.names) != 1 or node.names[0].asname:
+        return None
+    name = node.names[0].name
+    if not isinstance(stmt, cst.SimpleStatementLine) or not isinstance(name, cst.Name) or any(
+            line.comment for line in stmt.leading_lines) or stmt.trailing_whitespace.comment:
+        return None
+    return name.value
+
+
+def _reads(body: Sequence[cst.BaseStatement], name: str) -> bool:
+    """Returns True when code outside import statements names ``name`` (or a string of a
+    module-level ``__all__`` is ``name``)."""
+    found = False
+    exported = 0  # an ``__all__`` assignment is in the statement visited (its strings export)
+
+    class Reader(cst.CSTVisitor):
+        def visit_Import(self, node: cst.Import) -> bool:
+            return False
+
+        def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+            return False
+
+        def visit_Name(self, node: cst.Name) -> None:
+            nonlocal found
+            found = found or node.value == name
+
+        def visit_SimpleString(self, node: cst.SimpleString) -> None:
+            nonlocal found
+            found = found or (exported > 0 and node.raw_value == name)
+
+        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+            nonlocal exported
+            exported += isinstance(node.target, cst.Name) and node.target.value == "__all__"
+
+    for stmt in body:
+        exported = 0
+        stmt.visit(Reader())
+        if found:
+            return True
+    return False
 
 
 def _inserted(body: list[cst.BaseStatement], at: int,

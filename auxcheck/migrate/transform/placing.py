@@ -7,7 +7,7 @@ from collections.abc import Iterable, Sequence
 import libcst as cst
 
 from auxcheck.migrate.transform.compat import CompatBlocks
-from auxcheck.migrate.transform.layout import joined_comments
+from auxcheck.migrate.transform.layout import joined_comments, suppressed
 from auxcheck.migrate.transform.nodes import (
     Addition,
     Names,
@@ -79,8 +79,10 @@ class ImportPlacer(CompatBlocks):
         if add.kind == "from" and not commented and self._regroup(
                 slots, max(add.anchor, block[1]), add.level, add.module, add.names, indent):
             return
-        target = next(((s, p, node) for s, p, node in reachable
-                       if s not in self.frozen and self._merge_target(node, add)), None)
+        # A noqa the names carry would not survive a merge (it stays a statement's own).
+        target = None if suppressed(add.comment) else next(
+            ((s, p, node) for s, p, node in reachable
+             if s not in self.frozen and self._merge_target(node, add)), None)
         if target is not None:
             joining = [n for n in add.names if self.style.combine_as or n[1] is None]
             if joining:

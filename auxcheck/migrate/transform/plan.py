@@ -8,6 +8,7 @@ from libcst.codemod import Codemod, CodemodContext
 from auxcheck.migrate.moves import MoveTable
 from auxcheck.migrate.scan import Analysis, moved_names, resolve_relative
 from auxcheck.migrate.style import ImportStyle
+from auxcheck.migrate.transform.guards import PLACEHOLDER
 from auxcheck.migrate.transform.nodes import Kind, module_text
 
 __all__ = ["ImportPlan"]
@@ -45,11 +46,16 @@ class ImportPlan(Codemod):
         """(old, new) -> the module-level name holding the module found at import time."""
         self.guard: tuple[Kind, str, str | None] | None = None
         """The import the guards the rewrite writes need (``from typing import
-        TYPE_CHECKING`` or ``import typing``), when the module has none."""
+        TYPE_CHECKING`` or ``import typing``), where the module binds none before them."""
         self.local_guard: str | None = None
         """How the statement list being rewritten names TYPE_CHECKING, if it imports it."""
+        self.pending_guards = False
+        """Some guard names the flag by the placeholder the module's top resolves."""
         self.indent = ""
         """The indentation of the statement list being rewritten (lines count it)."""
+        self.scope = 0
+        """The body the statement list being rewritten binds names in: 0 for the module,
+        else its def's or class's number (:attr:`Analysis.binding_scopes`)."""
 
     # -- names --------------------------------------------------------------------------------
 
@@ -103,12 +109,16 @@ class ImportPlan(Codemod):
 
     def type_checking_name(self) -> str:
         """Returns how the code being rewritten names ``typing.TYPE_CHECKING``: as the
-        statement list or the module imports it, else through an import to add
-        (``typing.TYPE_CHECKING`` when the module binds ``TYPE_CHECKING`` to its own)."""
+        statement list imports it before its first rewritten import, else a placeholder
+        the module's top resolves once the module is whole (:mod:`.guards`)."""
         if self.local_guard is not None:
             return self.local_guard
-        if self.analysis.type_checking is not None:
-            return self.analysis.type_checking
+        self.pending_guards = True
+        return PLACEHOLDER
+
+    def guard_spelling(self) -> str:
+        """Returns how code names the flag through the import the rewrite adds for it
+        (``typing.TYPE_CHECKING`` when the file binds ``TYPE_CHECKING`` to its own)."""
         if self.guard is None:
             self.guard = self._guard_import()
         kind, _, name = self.guard
@@ -124,12 +134,23 @@ class ImportPlan(Codemod):
         return ("import", "typing", None if alias == "typing" else alias)
 
     def _bound_alias(self, module: str | None, name: str, asname: str | None) -> str | None:
-        """Returns the old module a binding names when its attribute uses need work."""
+        """Returns the old module a binding names when its attribute uses need work: some
+        use of a moved name reads this body's binding."""
         full = f"{module}.{name}" if module is not None else name
         key = asname or (name if module is not None else full)
-        if full in self.moved and key in self.plan:
+        if full in self.moved and key in self.plan and (
+                key, self.scope) in self.analysis.binding_moved:
             return full
         return None
+
+    def targets_here(self, owner: str) -> list[tuple[str, str]]:
+        """Returns ``(new module, name given)`` for each new module whose names are used
+        through this body's binding of ``owner``: what the imports here must bind."""
+        old = self.analysis.aliases.get(owner, owner)
+        moved = self.moved.get(old, {})
+        news = {moved[n] for n in self.analysis.binding_moved.get((owner, self.scope), ())
+                if n in moved}
+        return [(new, text) for new, text in sorted(self.plan[owner].items()) if new in news]
 
     def _resolve(self, node: cst.ImportFrom) -> str | None:
         level = len(node.relative)

@@ -49,6 +49,10 @@ class TreeRewriter(cst.CSTTransformer):
         """ids of the handlers of the user's own new-then-old fallbacks: left as written."""
         self.pieces: set[int] = set()
         """ids of the strings of a concatenation: rewritten with it, as one string."""
+        self.scopes = [0]
+        """The numbers of the def and class bodies around (the module's is 0)."""
+        self.defined = 0
+        """How many defs and classes the walk has come to, counted as the scan counts them."""
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         role = self.marks.get(id(node))
@@ -122,6 +126,30 @@ class TreeRewriter(cst.CSTTransformer):
         handlers = [self.command.rebound(handler, renamed)
                     for handler in updated_node.handlers]
         return updated_node.with_changes(handlers=handlers)
+
+    # -- scopes -------------------------------------------------------------------------------
+
+    def visit_FunctionDef(self, node: cst.FunctionDef | cst.ClassDef) -> None:
+        # The imports of its body bind names there (:attr:`Analysis.binding_scopes`).
+        self.defined += 1
+        self.scopes.append(self.defined)
+        self.command.scope = self.defined
+
+    visit_ClassDef = visit_FunctionDef
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef,
+                          updated_node: cst.FunctionDef) -> cst.FunctionDef:
+        self._leave_scope()
+        return updated_node
+
+    def leave_ClassDef(self, original_node: cst.ClassDef,
+                       updated_node: cst.ClassDef) -> cst.ClassDef:
+        self._leave_scope()
+        return updated_node
+
+    def _leave_scope(self) -> None:
+        self.scopes.pop()
+        self.command.scope = self.scopes[-1]
 
     # -- blocks -------------------------------------------------------------------------------
 

@@ -7,7 +7,14 @@ from collections.abc import Sequence
 import libcst as cst
 
 from auxcheck.migrate import style as _style
-from auxcheck.migrate.transform.layout import kept_names, own_comment, own_lines, parse_line
+from auxcheck.migrate.transform.layout import (
+    joined_comments,
+    kept_names,
+    own_comment,
+    own_lines,
+    parse_line,
+    suppression,
+)
 from auxcheck.migrate.transform.nodes import (
     Addition,
     Fallback,
@@ -162,6 +169,11 @@ class StatementRewriter(ImportPlacer):
                 add.trailing = stmt.trailing_whitespace
                 trailing = stmt.trailing_whitespace.comment
                 add.comment = trailing.value if trailing is not None else add.comment
+        if kept or len(adds) > 1 or (adds and adds[0].original is None):
+            # Each statement a split makes keeps the statement's own noqa (ruff reads it
+            # per statement); one moving whole keeps it in its own layout.
+            for add in adds:
+                add.comment = joined_comments(add.comment, suppression(stmt, node))
         return kept, adds
 
     def _classify(self, node: cst.Import | cst.ImportFrom, module: str | None, level: int,
@@ -180,8 +192,8 @@ class StatementRewriter(ImportPlacer):
         owner = asname or (name if module is not None else old)
         kind: Kind = "import" if isinstance(node, cst.Import) else "from"
         adds = [self._binding_addition(kind, old, new, text, level, index)
-                for new, text in sorted(self.plan[owner].items())]
-        return adds, owner not in self.analysis.alias_other_uses
+                for new, text in self.targets_here(owner)]
+        return adds, (owner, self.scope) not in self.analysis.binding_other
 
     def _binding_addition(self, kind: Kind, old: str, new: str, text: str, level: int,
                           index: int) -> Addition:
