@@ -26,3 +26,20 @@ MIGRATED = f"from {NEW} import CommittedTokens\n"
 def flat_sum(terms: int) -> str:
     """Returns a valid module: :data:`FIXABLE`, then one flat sum of ``terms`` ones."""
     return FIXABLE + "x = " + "+".join(["1"] * terms) + "\n"
+
+
+CLEAN_OUTPUT = """\
+class Host:
+    def consume(self, batch, commits):
+        return None
+
+
+class Clean:
+    def __init__(self):
+        self.rows = torch.ones(2, 3)
+
+    def copy_to_host(self, copy_tensor):
+        copy_tensor(self.rows)
+        return Host()
+"""
+"""A device output that keeps the contract (``Clean()``), for a module that imports torch."""

@@ -13,27 +13,14 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from helpers.plugin_sources import CLEAN_OUTPUT
 from helpers.processes import alive, ctrl_c_as_at_a_terminal, finish, hang_guard, wait_until
 
 from auxcheck._isolation.bounded import OUTPUT_KEPT, run_bounded
 from auxcheck._isolation.tail import Tail
 from auxcheck.cli.check import main
 
-CLEAN_CONFTEST = textwrap.dedent("""
-    import pytest
-    import torch
-
-    class Host:
-        def consume(self, batch, commits):
-            return None
-
-    class Clean:
-        def __init__(self):
-            self.rows = torch.ones(2, 3)
-
-        def copy_to_host(self, copy_tensor):
-            copy_tensor(self.rows)
-            return Host()
+CLEAN_CONFTEST = "import pytest\nimport torch\n\n\n" + CLEAN_OUTPUT + textwrap.dedent("""
 
     @pytest.fixture
     def auxcheck_device_output():

@@ -13,6 +13,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from helpers.plugin_sources import CLEAN_OUTPUT
 from helpers.processes import alive, hang_guard, wait_until
 
 from auxcheck._isolation.bounded import run_bounded
@@ -20,22 +21,7 @@ from auxcheck._isolation.runner import _close_idle
 from auxcheck.cli import main
 from auxcheck.cli._check_stages import CheckOptions, run_stages
 
-PRELUDE = textwrap.dedent("""
-    import os, signal, sys, threading, time
-    import torch
-
-    class Host:
-        def consume(self, batch, commits):
-            return None
-
-    class Clean:
-        def __init__(self):
-            self.rows = torch.ones(2, 3)
-
-        def copy_to_host(self, copy_tensor):
-            copy_tensor(self.rows)
-            return Host()
-""")
+PRELUDE = "import os, signal, sys, threading, time\nimport torch\n\n\n" + CLEAN_OUTPUT
 
 HOSTILE = {
     "exit0-in-copy": ("class T(Clean):\n def copy_to_host(self, c): os._exit(0)",
