@@ -451,17 +451,23 @@ def unpack(release: Release, *, cache: Path | None = None) -> Path:
         return release.path
     folder = cache or cache_dir()
     target = folder / "unpacked" / f"sglang-{release.version}-{release.fingerprint()}"
-    infos = _python_members(release)
-    need = sum(info.file_size for info in infos)
-    if need > _UNPACK_LIMIT:
-        raise ReleaseError(f"{release.path}: its Python files hold {need} bytes, more than the "
-                           f"{_UNPACK_LIMIT >> 30} GiB auxcheck unpacks (SGLang's are under 100 MB); "
-                           "this is not an SGLang release as published: delete it and download "
-                           "the release again")
+    need = None
     try:
         if not target.is_dir():
+            infos = _python_members(release)
+            need = sum(info.file_size for info in infos)
+            if need > _UNPACK_LIMIT:
+                raise ReleaseError(
+                    f"{release.path}: its Python files hold {need} bytes, more than the "
+                    f"{_UNPACK_LIMIT >> 30} GiB auxcheck unpacks (SGLang's are under 100 MB); "
+                    "this is not an SGLang release as published: delete it and download the "
+                    "release again")
             _unpack_into(release, infos, target)
-        _check_readable(target, release)
+        if target.stat().st_uid != os.getuid():  # another user's copy: readable to us?
+            _check_readable(target)
+        if not (target / "sglang").is_dir():
+            raise ReleaseError(f"{target} holds no sglang/ folder; delete it so that auxcheck "
+                               f"unpacks {release.label} again")
     except OSError as exc:
         raise ReleaseError(f"cannot unpack {release.label}: "
                            f"{_cache_problem(folder, exc, need=need)}") from None
@@ -518,7 +524,7 @@ def _extract(release: Release, info: zipfile.ZipInfo, root: Path) -> None:
             sink.write(chunk)
 
 
-def _check_readable(target: Path, release: Release) -> None:
+def _check_readable(target: Path) -> None:
     """Raises ReleaseError naming the first folder or file of an unpacked copy this user
     cannot read (another user's copy, unpacked with a private umask)."""
 
@@ -534,9 +540,6 @@ def _check_readable(target: Path, release: Release) -> None:
                 os.close(os.open(path, os.O_RDONLY))
             except PermissionError as exc:
                 _unreadable(target, Path(path), exc)
-    if not (target / "sglang").is_dir():
-        raise ReleaseError(f"{target} holds no sglang/ folder; delete it so that auxcheck "
-                           f"unpacks {release.label} again")
 
 
 def _unreadable(target: Path, path: Path, error: OSError) -> None:

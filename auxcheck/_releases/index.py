@@ -32,13 +32,13 @@ from auxcheck._releases.summaries import (
     module_of_path,
     summarize,
 )
+from auxcheck.migrate.moves import importable_module
 from auxcheck.releases import Release, UndecodableSource, cache_dir
 
 __all__ = [
     "Homes",
     "Lookup",
     "ReleaseIndex",
-    "importable",
     "read_cached",
     "write_cached",
 ]
@@ -342,15 +342,6 @@ class ReleaseIndex:
             self._homes = Homes(self)
         return self._homes
 
-    def home_of(self, name: str) -> str | None:
-        """Returns the one module that defines ``name``, or the one SGLang imports it from most.
-
-        None when no module defines it, or several do and SGLang's own imports do not
-        single one out (the rule ``auxcheck moves`` uses to point a move).
-        """
-        home = self.homes().home(name)
-        return home if isinstance(home, str) else None
-
     def _base_member(self, module: str, base: str, attr: str, seen: frozenset[str]) -> Lookup | None:
         # None: the base has no such member for certain; else the (maybe uncertain) answer.
         if base in _PLAIN_BASES:
@@ -408,28 +399,10 @@ class Homes:
         self.definers: dict[str, list[str]] = defaultdict(list)
         self.imports: dict[str, Counter[str]] = defaultdict(Counter)
         for summary in index.summaries():
-            for name in summary.defined if importable(summary.name) else ():
+            for name in summary.defined if importable_module(summary.name) else ():
                 self.definers[name].append(summary.name)
             for module, name in summary.uses:
                 self.imports[name][module] += 1
-        self._homes: dict[str, str | tuple[str, ...] | None] = {}
-
-    def home(self, name: str) -> str | tuple[str, ...] | None:
-        """Returns the module defining ``name``, the candidates when several do and SGLang's
-        imports do not single one out, or None when no module defines it."""
-        if name not in self._homes:
-            self._homes[name] = self._choose(name)
-        return self._homes[name]
-
-    def _choose(self, name: str) -> str | tuple[str, ...] | None:
-        definers = sorted(self.definers.get(name, ()))
-        if len(definers) <= 1:
-            return definers[0] if definers else None
-        used = self.imports.get(name, Counter())
-        ranked = sorted(definers, key=lambda module: (-used[module], module))
-        if used[ranked[0]] > used[ranked[1]]:
-            return ranked[0]
-        return tuple(definers)
 
     def facade(self, module: str, name: str) -> str:
         """Returns the nearest package above ``module`` re-exporting its ``name``, else ``module``."""
@@ -446,7 +419,3 @@ def _packages_above(module: str) -> Iterator[str]:
     for end in range(len(parts) - 1, 1, -1):
         yield ".".join(parts[:end])
 
-
-def importable(module: str) -> bool:
-    """Returns True for a module name Python can import (``sglang..agents`` or ``a-b`` cannot)."""
-    return all(part.isidentifier() for part in module.split("."))

@@ -213,7 +213,7 @@ def home_near(homes: Homes, name: str, old: str) -> Home | tuple[str, ...] | Non
     name was defined): the one importable module defining it; else, among those in
     ``old``'s subsystem (or all, when none is), the one SGLang imports it from most. A tuple
     of the candidates when that leaves a tie; None when no importable module defines it."""
-    definers = sorted({m for m in homes.definers.get(name, ()) if importable_module(m)})
+    definers = sorted(set(homes.definers.get(name, ())))  # importable modules only
     if len(definers) <= 1:
         return Home(definers[0]) if definers else None
     own = subsystem(old)

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import signal
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -38,6 +37,7 @@ from auxcheck.cli._common import (
     add_format,
     add_jobs,
     add_release_options,
+    byte_size,
     one_version,
     run_command,
 )
@@ -81,22 +81,6 @@ def release_pair(text: str) -> tuple[str, str]:
     return pair
 
 
-_UNITS = {"": 1, "B": 1, "K": 1 << 10, "KB": 1 << 10, "M": 1 << 20, "MB": 1 << 20,
-          "G": 1 << 30, "GB": 1 << 30}
-
-
-def file_size(text: str) -> int | None:
-    """Returns ``2MB``, ``500KB`` or ``1048576`` in bytes (K, M, G are powers of 1024), None for
-    ``0`` or ``none`` (no limit); raises ArgumentTypeError saying what it got."""
-    match = re.fullmatch(r"\s*(\d+)\s*([KMG]?B?)\s*", text.upper())
-    if text.strip().lower() == "none" or (match and int(match[1]) == 0):
-        return None
-    if match is None:
-        raise argparse.ArgumentTypeError(f"invalid size {text!r}; expected bytes or a size "
-                                         "such as 500KB, 2MB or 1GB (0 or none: no limit)")
-    return int(match[1]) * _UNITS[match[2]]
-
-
 def _parser() -> CommandParser:
     parser = CommandParser(prog=PROG, description=DESCRIPTION)
     parser.add_argument("paths", nargs="+", metavar="PATH",
@@ -117,7 +101,7 @@ def _parser() -> CommandParser:
                              "inferred from their wheels (e.g. 0.5.19:0.5.23)")
     parser.add_argument("--exclude", action="append", default=[], metavar="GLOB",
                         help="skip files and folders matching GLOB (repeatable)")
-    parser.add_argument("--max-file-size", type=file_size, default=DEFAULT_MAX_FILE_SIZE,
+    parser.add_argument("--max-file-size", type=byte_size, default=DEFAULT_MAX_FILE_SIZE,
                         metavar="SIZE",
                         help="leave larger files unchanged, with a note (default: 2MB; "
                              "parsing takes about 1,000 times a file's size in memory; "

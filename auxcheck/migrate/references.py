@@ -41,6 +41,8 @@ _FROM_IMPORT = re.compile(
 
 
 _DOTTED = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.")
+_JOINS = (b"+", b'"', b"'", b"%")
+"""What may join a string to the next piece of a dotted name."""
 _NAME_STARTS = frozenset(
     bytes([c]) for c in b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_{")
 """What may follow ``a.c:`` in an entry-point target: a name, or a formatted field."""
@@ -205,7 +207,8 @@ class UseFilter:
         if name.group() in self._names[tail]:
             return True
         # A name cut by a string's end may go on in the next string ("a.c.na" "me").
-        return data[name.end():name.end() + 1] in (b"'", b'"')
+        return data[name.end():name.end() + 1] in (b"'", b'"') and _joined_after(
+            data, name.end())
 
 
 def _joined(data: bytes, start: int, end: int, opening: bytes) -> bool:
@@ -215,7 +218,11 @@ def _joined(data: bytes, start: int, end: int, opening: bytes) -> bool:
     another string."""
     if opening == b"}":
         return True
-    before = data[max(0, start - 16):start].rstrip()
+    return data[max(0, start - 16):start].rstrip()[-1:] in _JOINS or _joined_after(data, end)
+
+
+def _joined_after(data: bytes, end: int) -> bool:
+    """Returns True when the string closed by the quote at ``end`` is followed by ``+``, ``%``,
+    ``.format`` or another string."""
     after = data[end + 1:end + 17].lstrip()
-    return (before[-1:] in (b"+", b'"', b"'", b"(", b"%") and before[-1:] != b"("
-            or after[:1] in (b"+", b'"', b"'", b"%") or after.startswith(b".format"))
+    return after[:1] in _JOINS or after.startswith(b".format")

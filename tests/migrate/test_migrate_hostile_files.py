@@ -698,9 +698,9 @@ def test_migrate_s_scan_leaves_a_file_over_its_size_limit_unparsed_and_the_relea
 ], ids=["megabytes", "kilobytes", "bytes", "zero", "none"])
 def test_file_sizes_parse_with_units(text: str, size: int | None) -> None:
     """--max-file-size takes bytes or K/M/G units; 0 and none mean no limit."""
-    from auxcheck.cli.migrate import file_size
+    from auxcheck.cli._common import byte_size
 
-    assert file_size(text) == size
+    assert byte_size(text) == size
 
 
 def test_the_default_size_limit_is_two_megabytes() -> None:

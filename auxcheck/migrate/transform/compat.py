@@ -6,8 +6,8 @@ from collections.abc import Sequence
 from typing import TypeVar
 
 import libcst as cst
-from libcst.helpers import get_full_name_for_node
 
+from auxcheck.migrate.transform.guards import bound_names
 from auxcheck.migrate.transform.layout import own_lines
 from auxcheck.migrate.transform.nodes import (
     Addition,
@@ -93,7 +93,7 @@ class CompatBlocks(StatementWriter):
     def rebound(self, handler: _Handler, renamed: Sequence[tuple[str, str]]) -> _Handler:
         """Returns ``handler`` binding each new name to what it binds the alias to, hidden
         from type checkers (which see the new module); unchanged when it binds none."""
-        bound = _names_bound(handler.body)
+        bound = bound_names(handler.body)  # what it may bind an alias to, nested blocks too
         pairs = [(owner, text) for owner, text in renamed if owner in bound]
         if not pairs or not catches_import_error(handler):
             return handler
@@ -108,40 +108,3 @@ class CompatBlocks(StatementWriter):
         if isinstance(suite, cst.IndentedBlock):
             return handler.with_changes(body=suite.with_changes(body=[*suite.body, stmt]))
         return handler
-
-
-def _names_bound(suite: cst.BaseSuite) -> set[str]:
-    """Returns the names statements of ``suite`` bind, nested blocks included (imports,
-    assignments, definitions): what an except clause may bind an alias to."""
-    bound: set[str] = set()
-
-    class Binder(cst.CSTVisitor):
-        def visit_ImportAlias(self, node: cst.ImportAlias) -> None:
-            asname = node.asname.name if node.asname else None
-            bound.add(asname.value if isinstance(asname, cst.Name)
-                      else (get_full_name_for_node(node.name) or "").partition(".")[0])
-
-        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-            bound.update(n.value for n in _target_names(node.target))
-
-        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-            bound.update(n.value for n in _target_names(node.target))
-
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-            bound.add(node.name.value)
-            return False
-
-        def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-            bound.add(node.name.value)
-            return False
-
-    suite.visit(Binder())
-    return bound
-
-
-def _target_names(target: cst.BaseExpression) -> list[cst.Name]:
-    if isinstance(target, cst.Name):
-        return [target]
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return [n for element in target.elements for n in _target_names(element.value)]
-    return []

@@ -19,7 +19,7 @@ from libcst.helpers import get_full_name_for_node
 
 from auxcheck.migrate.transform.nodes import alias_items, module_text
 
-__all__ = ["PLACEHOLDER", "GuardResolver", "module_guards"]
+__all__ = ["PLACEHOLDER", "GuardResolver", "bound_names", "module_guards"]
 
 PLACEHOLDER = "__auxcheck_pending_type_checking_flag__"
 """The name the rewrite writes for the flag until :class:`GuardResolver` names it."""
