@@ -19,7 +19,6 @@ import os
 import re
 import shutil
 import stat
-import subprocess
 import sys
 import tempfile
 import types
@@ -31,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from auxcheck._core.sources import FileTooLarge, UndecodableFile, decode_source, read_regular
+from auxcheck._releases.download import pip_download
 from auxcheck.errors import AuxcheckError
 
 __all__ = [
@@ -344,7 +344,8 @@ def fetch_wheel(version: str, *, cache: Path | None = None, download: bool = Tru
     """Returns the cached wheel of sglang ``version``, downloading it first when missing.
 
     The download is ``pip download --no-deps sglang==VERSION`` into a temporary folder of
-    the cache, then moved in, so concurrent runs never see half a wheel. Raises
+    the cache, then moved in, so concurrent runs never see half a wheel; while a command
+    reports progress (:func:`auxcheck._core.progress.reporting`) its bytes are reported. Raises
     ReleaseError naming the release and the offline alternatives when it fails.
     """
     folder = cache or cache_dir()
@@ -356,10 +357,10 @@ def fetch_wheel(version: str, *, cache: Path | None = None, download: bool = Tru
     try:
         folder.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(prefix=".download-", dir=folder) as tmp:
-            done = subprocess.run(
-                [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet",
-                 "--disable-pip-version-check", *_PIP_TARGET, f"sglang=={version}", "-d", tmp],
-                capture_output=True, text=True, check=False)
+            # Through pip, so its index configuration applies; its progress is reported.
+            done = pip_download(["--no-deps", "--disable-pip-version-check", *_PIP_TARGET,
+                                 f"sglang=={version}", "-d", tmp],
+                                what=f"fetching sglang {version}")
             if _out_of_space(done.stderr):  # pip's own traceback says only "ERROR: Exception:"
                 raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
             wheels = _wheels_of(version, Path(tmp))

@@ -68,7 +68,8 @@ class Bounded:
 
 def run_bounded(command: Sequence[str], *, cwd: str | os.PathLike[str] | None = None,
                 env: Mapping[str, str] | None = None, timeout: float = 0, memory: int = 0,
-                stream: IO[str] | None = None) -> Bounded:
+                stream: IO[str] | None = None, progress: str | None = None,
+                count: Callable[[bytes], float] | None = None) -> Bounded:
     """Runs ``command`` in a session of its own; returns how it ended and its output.
 
     ``timeout`` seconds (0: none) bound the run, and ``memory`` bytes (0: none) the private
@@ -78,12 +79,27 @@ def run_bounded(command: Sequence[str], *, cwd: str | os.PathLike[str] | None = 
     (Ctrl-C, SIGTERM). With ``stream`` the output is relayed there as it comes (and not
     kept), else its last :data:`OUTPUT_KEPT` bytes are kept. The output comes through a pipe
     that is closed once the command ended: a process it leaves running in a session of its
-    own cannot keep the caller's stderr open, nor hang whoever reads it.
+    own cannot keep the caller's stderr open, nor hang whoever reads it. With ``progress``
+    (and no ``stream``: relayed output is progress enough) the run is a progress task of that
+    name (:mod:`auxcheck._core.progress`), reported while it waits; ``count(output)``, fed
+    the output as it comes, returns the items done so far.
     """
+    if progress is None or stream is not None:
+        return _run(command, cwd, env, timeout, memory, stream, None)
+    from auxcheck._core.progress import task
+
+    with task(progress, unit="items", announced=True) as job:
+        return _run(command, cwd, env, timeout, memory, stream,
+                    lambda data: job.update(None if count is None else count(data)))
+
+
+def _run(command: Sequence[str], cwd: str | os.PathLike[str] | None,
+         env: Mapping[str, str] | None, timeout: float, memory: int, stream: IO[str] | None,
+         seen: Callable[[bytes], object] | None) -> Bounded:
     proc = subprocess.Popen(list(command), cwd=cwd, env=None if env is None else dict(env),
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, start_new_session=True)
-    relay = _Relay(proc.stdout.fileno(), stream)  # type: ignore[union-attr]
+    relay = _Relay(proc.stdout.fileno(), stream, seen)  # type: ignore[union-attr]
     watch = _Watch(proc.pid, memory, relay)
     try:
         exited = _wait_for(proc.pid, timeout or None, meanwhile=watch.pump,
@@ -117,6 +133,8 @@ class _Watch:
     def pump(self, wait: float) -> None:
         """Relays what arrives within ``wait`` seconds, then looks at the memory when due."""
         self.relay.pump(wait)
+        if self.relay.seen is not None:
+            self.relay.seen(b"")  # a heartbeat: the task's line comes even in a silent stretch
         if self.memory and time.monotonic() >= self._next_look:
             self._next_look = time.monotonic() + MEMORY_POLL
             self.over = group_memory(self.pgid) > self.memory
@@ -126,11 +144,14 @@ class _Relay:
     """Copies what a command writes to its pipe onto a text stream, decoded as UTF-8; without
     a stream, keeps its tail instead."""
 
-    def __init__(self, fd: int, stream: IO[str] | None) -> None:
+    def __init__(self, fd: int, stream: IO[str] | None,
+                 seen: Callable[[bytes], object] | None = None) -> None:
         import codecs
 
         self.fd = fd
         self.stream = stream
+        self.seen = seen
+        """Called with each piece of output as it comes (``b""``: nothing came)."""
         self.tail = Tail(OUTPUT_KEPT)
         self.ended = False
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
@@ -159,6 +180,8 @@ class _Relay:
 
     def write(self, data: bytes, *, final: bool = False) -> None:
         """Relays ``data`` to the stream (``final``: the last of it), or keeps it in the tail."""
+        if self.seen is not None and data:
+            self.seen(data)
         if self.stream is None:
             self.tail.add(data)
             return

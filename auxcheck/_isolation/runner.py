@@ -27,6 +27,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from auxcheck._core.progress import tick
 from auxcheck._isolation.child import LOST_PIPE, POLL
 from auxcheck._isolation.processes import parent_of, read_some, signal_name, stop_group
 from auxcheck._isolation.tail import Tail
@@ -308,6 +309,7 @@ class Runner:
             time.sleep(wait)
             return []
         ready, _, _ = select.select(fds, [], [], max(wait, 0.0))
+        tick()  # the heartbeat of a command waiting on a target (silent unless one reports)
         messages: list[dict[str, Any]] = []
         for fd in ready:
             if fd == self._output:

@@ -23,6 +23,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from auxcheck._core.progress import task
 from auxcheck._releases.stars import star_source
 from auxcheck._releases.summaries import (
     ClassSummary,
@@ -179,14 +180,22 @@ class ReleaseIndex:
     def _parse_all(self, jobs: int | None) -> list[dict[str, object]]:
         paths = self.release.python_files()
         workers = max(1, min(jobs or os.cpu_count() or 1, 8))
-        if workers == 1 or len(paths) < 200:
-            found = (_summarize_path((self.release, p)) for p in paths)
-            return [s.to_json() for s in found if s is not None]
-        size = -(-len(paths) // (workers * 4))
-        chunks = [(self.version, self.release.kind, str(self.release.path), paths[i:i + size])
-                  for i in range(0, len(paths), size)]
-        with ProcessPoolExecutor(workers) as pool:
-            return [entry for part in pool.map(_summarize_chunk, chunks) for entry in part]
+        with task(f"indexing sglang {self.version}", unit="files", total=len(paths)) as job:
+            if workers == 1 or len(paths) < 200:
+                found = []
+                for path in paths:
+                    found.append(_summarize_path((self.release, path)))
+                    job.advance()
+                return [s.to_json() for s in found if s is not None]
+            size = -(-len(paths) // (workers * 4))
+            chunks = [(self.version, self.release.kind, str(self.release.path),
+                       paths[i:i + size]) for i in range(0, len(paths), size)]
+            entries: list[dict[str, object]] = []
+            with ProcessPoolExecutor(workers) as pool:
+                for chunk, part in zip(chunks, pool.map(_summarize_chunk, chunks)):
+                    entries += part
+                    job.advance(len(chunk[3]))
+            return entries
 
     def summaries(self) -> Iterator[ModuleSummary]:
         """Yields every module's summary (call ``load_all`` first for the whole tree)."""

@@ -26,6 +26,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from auxcheck._core.progress import task, tick
 from auxcheck._core.text import plural
 from auxcheck._releases.index import Homes, ReleaseIndex, read_cached, write_cached
 from auxcheck._releases.stars import star_names
@@ -174,6 +175,7 @@ def infer_moves(before: ReleaseIndex, after: ReleaseIndex) -> InferredMoves:
     gone: list[Gone] = []
     choices: list[Choice] = []
     for module in filter(importable_module, before.modules()):
+        tick()  # the progress line of a command that reports it
         for name in _left_names(before, after, module):
             # The subsystem the name came from: a re-export's, where it was defined.
             home = home_near(homes, name, before.provides(module, name).where or module)
@@ -249,7 +251,8 @@ def moves_between(source: str, target: str, *, wheels: Sequence[Path] = (),
         index = ReleaseIndex(release, cache=cache)
         index.load_all(jobs=jobs, cache=cache)
         indexes.append(index)
-    found = infer_moves(indexes[0], indexes[1])
+    with task(f"inferring the moves from sglang {source} to {target}"):
+        found = infer_moves(indexes[0], indexes[1])
     if stored is not None:
         write_cached(stored, json.loads(render_json(found)))
     return found

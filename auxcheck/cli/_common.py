@@ -26,6 +26,7 @@ __all__ = [
     "UsageError",
     "add_format",
     "add_jobs",
+    "add_quiet",
     "add_release_options",
     "add_timeout",
     "byte_size",
@@ -179,6 +180,15 @@ def add_jobs(parser: argparse.ArgumentParser, *, help: str,
     parser.add_argument("--jobs", "-j", type=positive_int, default=None, metavar="N", help=help)
     for flag in hidden:
         parser.add_argument(flag, dest="jobs", type=positive_int, help=argparse.SUPPRESS)
+
+
+QUIET_HELP = "no progress on stderr (warnings, errors and the results still print)"
+"""What ``-q/--quiet`` means for every command with long waits (downloads, index building)."""
+
+
+def add_quiet(parser: argparse._ActionsContainer, *, help: str = QUIET_HELP) -> None:
+    """Adds ``-q/--quiet``: the command reports no progress (:mod:`auxcheck._core.progress`)."""
+    parser.add_argument("-q", "--quiet", action="store_true", help=help)
 
 
 def add_format(parser: argparse.ArgumentParser, choices: Sequence[str], *, help: str) -> None:

@@ -1,7 +1,8 @@
 """``auxcheck moves --from A --to B``: the names SGLang moved between two releases, as a moves file.
 
 Prints the ``[[move]]`` TOML that ``auxcheck migrate --moves`` reads (or JSON), with
-the names it had to leave out as comments, and a one-line summary on stderr. Exit
+the names it had to leave out as comments, and a one-line summary on stderr; downloads and
+index building report their progress there unless ``-q``. Exit
 status: 0 when done; 2 on usage errors (a bad version, a release that cannot be had,
 an output file that cannot be written). This module imports nothing heavy until the
 command runs.
@@ -18,6 +19,7 @@ from auxcheck.cli._common import (
     UsageError,
     add_format,
     add_jobs,
+    add_quiet,
     add_release_options,
     one_version,
     run_command,
@@ -25,8 +27,9 @@ from auxcheck.cli._common import (
 
 __all__ = ["DESCRIPTION", "main"]
 
-DESCRIPTION = ("Print the names SGLang moved between two releases as [[move]] tables for "
-               "`auxcheck migrate --moves`, inferred from the releases' wheels (never installed).")
+DESCRIPTION = ("Print the names SGLang moved between two releases, inferred from their wheels "
+               "or source trees (never installed): [[move]] tables for `auxcheck migrate "
+               "--moves`, or JSON with --format json; on stdout, or to --output FILE.")
 PROG = "auxcheck moves"
 
 
@@ -42,6 +45,8 @@ def _parser() -> CommandParser:
                           "count, at most 8)")
     add_format(parser, ("toml", "json"), help="toml: [[move]] tables for --moves (default); "
                                               "json: moves, left-out and gone names for tools")
+    add_quiet(parser, help="no progress on stderr (downloads, index building); the summary "
+                           "line, warnings and errors still print")
     add_release_options(parser, title="SGLang releases")
     return parser
 
@@ -51,12 +56,15 @@ def _run(argv: list[str]) -> int:
     if args.older == args.newer:
         raise UsageError(f"--from and --to are the same release ({args.older}); pass the older "
                          "release to --from and the newer one to --to")
+    from auxcheck._core.progress import reporting
     from auxcheck._releases.moves_infer import moves_between, render_json, render_toml
     from auxcheck.releases import ReleaseError
 
     try:
-        found = moves_between(args.older, args.newer, wheels=args.wheel, sources=args.source,
-                              cache=args.cache, download=not args.offline, jobs=args.jobs)
+        with reporting(PROG, enabled=not args.quiet):
+            found = moves_between(args.older, args.newer, wheels=args.wheel,
+                                  sources=args.source, cache=args.cache,
+                                  download=not args.offline, jobs=args.jobs)
     except ReleaseError as exc:
         raise UsageError(str(exc)) from None
     text = render_json(found) + "\n" if args.format == "json" else render_toml(found)

@@ -15,7 +15,7 @@ import signal
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from types import FrameType
-from typing import TYPE_CHECKING, Literal, NamedTuple, TextIO
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from auxcheck._core.paths import NotARegularFile
 from auxcheck._core.python_files import WalkNote, iter_python_files, module_name_of
@@ -639,20 +639,3 @@ def _stop_pool(pool: ProcessPoolExecutor, in_progress: Sequence[str]) -> None:
                 if process.pid is not None:
                     drop_temporary_files(process.pid, in_progress)
         pool.shutdown(wait=True, cancel_futures=True)
-
-
-def progress_bar(stream: TextIO | None = None) -> Callable[[int, int], None] | None:
-    """Returns a progress callback drawing on stderr, or None when stderr is not a terminal."""
-    out = sys.stderr if stream is None else stream
-    if not out.isatty():
-        return None
-
-    def draw(done: int, total: int) -> None:
-        if total < 50:
-            return
-        filled = 30 * done // total
-        end = "\n" if done == total else ""
-        print(f"\r[{'#' * filled}{' ' * (30 - filled)}] {done}/{total}", end=end,
-              file=out, flush=True)
-
-    return draw
