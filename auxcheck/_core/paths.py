@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import stat
 from pathlib import Path
 
 __all__ = ["CONFIG_LIMIT", "OPEN_FLAGS", "IrregularPath", "NotARegularFile", "display_path",
-           "is_dir", "is_file", "kind_of", "open_regular", "read_regular_file"]
+           "is_dir", "is_file", "kind_of", "open_regular", "read_regular_file", "split_location"]
 
 OPEN_FLAGS = (os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
               | getattr(os, "O_CLOEXEC", 0))
@@ -120,3 +121,16 @@ def display_path(path: str) -> str:
     raw = os.fsencode(path)
     return "".join(ch if ch.isprintable() else ascii(ch)[1:-1]
                    for ch in raw.decode("utf-8", "backslashreplace"))
+
+
+_LOCATION = re.compile(r"^(?P<path>.+?)(?::(?P<line>\d+))?(?::(?P<col>\d+))?$", re.DOTALL)
+
+
+def split_location(location: str) -> tuple[str, int | None, int | None]:
+    """Returns a finding's ``path:line:col`` (or ``path:line``, or ``path``) split into its
+    path, line and column (None where absent); a colon may be part of the path."""
+    match = _LOCATION.match(location)
+    if match is None:  # an empty location
+        return location, None, None
+    line, col = match.group("line"), match.group("col")
+    return match.group("path"), int(line) if line else None, int(col) if col else None

@@ -28,6 +28,17 @@ from typing import TYPE_CHECKING, Any, Literal
 from auxcheck._core.paths import is_dir, is_file
 from auxcheck._core.sources import SCAN_MAX_FILE_SIZE
 from auxcheck._core.text import plural
+from auxcheck.cli._check_findings import (
+    Causes,
+    StageFinding,
+    caused_lines,
+    contract_findings,
+    from_finding,
+    mypy_subjects,
+    parse_mypy,
+    refer_release,
+    release_findings,
+)
 
 if TYPE_CHECKING:
     from auxcheck._isolation.bounded import Bounded
@@ -39,6 +50,7 @@ __all__ = [
     "STAGES",
     "STRICT_FLAGS",
     "CheckOptions",
+    "StageFinding",
     "StageResult",
     "contract_command",
     "for_check",
@@ -73,6 +85,10 @@ class StageResult:
     data: dict[str, Any] = field(default_factory=dict)
     always_shown: bool = False
     """The output is printed even when the stage passed (the release matrix)."""
+    findings: tuple[StageFinding, ...] = ()
+    """The stage's own findings (the causes)."""
+    referred: tuple[StageFinding, ...] = ()
+    """Findings whose cause is another stage's finding (each has ``see``); not counted."""
 
     @property
     def failed(self) -> bool:
@@ -103,6 +119,9 @@ class CheckOptions:
     together (0: no limit)."""
     links: tuple[Path, ...] | None = None
     """The symbolic links under ``path`` that no stage follows (None: found when the stages run)."""
+    causes: tuple[StageFinding, ...] = ()
+    """The imports stage's findings: a later stage's finding about the same old import is
+    referred to them (set by :func:`run_stages`)."""
 
 
 CHECK_AUX504_HINT = ("make it valid Python for the Python version in use (readable, in the "
@@ -145,8 +164,9 @@ def run_imports(options: CheckOptions) -> StageResult:
     from auxcheck.migrate.scan import scan_paths
 
     files = sum(1 for _ in iter_python_files([str(options.path)]))
-    report = [for_check(f) for f in scan_paths([str(options.path)], every_file=True,
-                                                max_size=SCAN_MAX_FILE_SIZE)]
+    report = [_in_project(for_check(f), options.path)
+              for f in scan_paths([str(options.path)], every_file=True,
+                                  max_size=SCAN_MAX_FILE_SIZE)]
     counts = {"files": files, "findings": len(report)}
     for code in ("AUX501", "AUX502", "AUX504"):
         counts[code] = sum(1 for f in report if f.code == code)
@@ -157,7 +177,14 @@ def run_imports(options: CheckOptions) -> StageResult:
         broken = f", {counts['AUX504']} AUX504" if "AUX504" in counts else ""
         summary += f" ({counts['AUX501']} AUX501, {counts['AUX502']} AUX502{broken})"
     output = "\n".join(f.to_text() for f in report)
-    return StageResult("imports", "fail" if report else "ok", counts, 0.0, summary, output)
+    return StageResult("imports", "fail" if report else "ok", counts, 0.0, summary, output,
+                       findings=tuple(from_finding("imports", f, options.path) for f in report))
+
+
+def _in_project(finding: Finding, root: Path) -> Finding:
+    """Returns ``finding`` located relative to the project folder ``root``."""
+    where = from_finding("imports", finding, root).location
+    return replace(finding, location=where) if where else finding
 
 
 def plugin_packages(path: Path) -> list[Path]:
@@ -264,18 +291,27 @@ def run_mypy(options: CheckOptions) -> StageResult:
     command = [sys.executable, "-m", "mypy", *run.options, *run.targets]
     # Bounded: a project's mypy plugins are its own code, and may hang.
     done = run_bounded(command, cwd=run.cwd, env=_mypy_env(run.cwd), timeout=options.timeout,
-                       memory=options.memory)
+                       memory=options.memory, progress="mypy")
     data = {"config": run.config.name if run.config else None, "options": list(run.options)}
     errors = _mypy_errors(done.output)
     counts = {"packages": len(packages), "errors": errors}
+    parsed = parse_mypy(done.output, options.path, run.cwd)
     if done.timed_out or done.memory_limit or done.returncode not in (0, 1):
         return StageResult("mypy", "error", counts, 0.0,
                            f"mypy {_ended(done, options.timeout)} ({run.label})",
-                           done.output, data)
+                           done.output, data, findings=parsed.errors)
     counts["files"] = _mypy_files(done.output)
+    own, referred = Causes(options.causes).refer(parsed.errors, mypy_subjects)
+    # mypy's own count, less the errors another stage's finding caused (an error whose
+    # line was cut from the output kept is counted, never referred).
+    counts["errors"] = errors = errors - len(referred)
     summary = f"{plural(errors, 'error')} in {', '.join(p.name for p in packages)} ({run.label})"
+    if referred:
+        counts["referred"] = len(referred)
+        summary += f"; {plural(len(referred), 'error')} not counted (see imports)"
     return StageResult("mypy", "fail" if errors else "ok", counts, 0.0, summary,
-                       done.output.strip(), data)
+                       parsed.text(referred), data, findings=tuple(own),
+                       referred=tuple(referred))
 
 
 def _ended(done: Bounded, timeout: float) -> str:
@@ -354,7 +390,7 @@ def run_contract(options: CheckOptions) -> StageResult:
         results = Path(tmp) / "results.json"
         command = contract_command(options, results)
         done = _run_streamed(command, options)
-        outcomes = _outcomes(results)
+        outcomes = _outcomes(results, options.path)
     counts = outcomes.counts
     summary = ", ".join(f"{n} {k}" for k, n in counts.items() if n or k == "passed")
     data = {"command": command[1:]}  # from `-m pytest`: the interpreter is this one
@@ -370,9 +406,43 @@ def run_contract(options: CheckOptions) -> StageResult:
                            f"pytest exited {done.returncode}", done.output, data)
     if not outcomes.judged:
         return StageResult("contract", "error", counts, 0.0, _nothing_judged(outcomes, summary),
-                           done.output, data)
-    return StageResult("contract", "fail" if done.returncode else "ok", counts, 0.0, summary,
-                       "\n".join(outcomes.failed) or done.output, data)
+                           done.output, data, findings=outcomes.findings)
+    own, referred, items = _refer_contract(outcomes, options)
+    if not referred:
+        return StageResult("contract", "fail" if done.returncode else "ok", counts, 0.0,
+                           summary, "\n".join(outcomes.failed) or done.output, data,
+                           findings=outcomes.findings)
+    # The imports item repeats the imports stage's scan: what it found there again is not
+    # counted again, and an item that found nothing else does not fail the stage.
+    counts = {**counts, "failed": counts["failed"] - items, "referred": items}
+    summary = ", ".join(f"{n} {k}" for k, n in counts.items()
+                        if (n or k == "passed") and k != "referred")
+    summary += f"; {plural(len(referred), 'finding')} not counted (see imports)"
+    kept = [line for line, found in zip(outcomes.failed, outcomes.failures)
+            if any(f in own for f in found)]
+    output = kept + caused_lines(referred, "finding")
+    return StageResult("contract", "fail" if own else "ok", counts, 0.0, summary,
+                       "\n".join(output), data, findings=tuple(own), referred=tuple(referred))
+
+
+def _refer_contract(outcomes: _Outcomes, options: CheckOptions
+                    ) -> tuple[list[StageFinding], list[StageFinding], int]:
+    """Returns the failed items' findings split into those of their own and those the
+    imports stage found at the same place under the same rule (the ``imports`` item scans
+    again), and how many failed items found nothing else."""
+    causes: dict[tuple[str, str | None, int | None], StageFinding] = {
+        (f.code, f.path, f.line): f for f in options.causes
+        if f.path is not None and f.line is not None}
+    own: list[StageFinding] = []
+    referred: list[StageFinding] = []
+    items = 0
+    for found in outcomes.failures:
+        theirs = [replace(f, see=causes[f.code, f.path, f.line].reference) for f in found
+                  if (f.code, f.path, f.line) in causes]
+        own += [f for f in found if (f.code, f.path, f.line) not in causes]
+        referred += theirs
+        items += bool(theirs) and len(theirs) == len(found)
+    return own, referred, items
 
 
 def suite_ran(counts: dict[str, int], returncode: int) -> bool:
@@ -399,48 +469,61 @@ def _run_streamed(command: list[str], options: CheckOptions) -> Bounded:
     src = source_root(options.path)
     if src is not None:  # a src layout imports without being installed first
         env["PYTHONPATH"] = _prepended(str(src), env.get("PYTHONPATH"))
+    from auxcheck._core.progress import MarkCounter
+
+    # Not streamed, pytest's -q marks (one per item) are counted into the progress line.
     return run_bounded(command, cwd=options.path, env=env, timeout=options.timeout,
-                       memory=options.memory, stream=sys.stderr if options.stream else None)
+                       memory=options.memory, stream=sys.stderr if options.stream else None,
+                       progress="contract", count=MarkCounter().feed)
 
 
 @dataclass(frozen=True, slots=True)
 class _Outcomes:
     """What the contract run's results file says: counts per outcome, each failure as ``id:
-    first line``, whether it was written whole, and how many items judge the plugin's
-    objects (its fixtures' values), and of those how many reached a verdict."""
+    first line`` and as its findings (located where the item said where), whether it was
+    written whole, and how many items judge the plugin's objects (its fixtures' values),
+    and of those how many reached a verdict."""
 
     counts: dict[str, int]
     failed: list[str] = field(default_factory=list)
+    failures: tuple[tuple[StageFinding, ...], ...] = ()
+    """The findings of each failed item, in the order of ``failed``."""
     written: bool = False
     subjects: int = 0
     judged: int = 0
+
+    @property
+    def findings(self) -> tuple[StageFinding, ...]:
+        """Returns every failed item's findings."""
+        return tuple(f for found in self.failures for f in found)
 
 
 _VERDICTS = ("passed", "failed", "error")
 """The outcomes of an item that judged something: skips and xfails (``skipped``) do not."""
 
 
-def _outcomes(results: Path) -> _Outcomes:
+def _outcomes(results: Path, root: Path) -> _Outcomes:
     """Returns what the results file says; ``written`` False when it is missing or garbled."""
     from auxcheck._suite.header import count_subjects
 
     counts = {"passed": 0, "failed": 0, "error": 0, "skipped": 0}
     try:
         items = json.loads(results.read_text())["items"]
-        rows = [(str(i["outcome"]), str(i["nodeid"]), f"{i['nodeid']}: {i['message']}")
+        rows = [(str(i["outcome"]), str(i["nodeid"]), str(i["message"]), i.get("findings"))
                 for i in items]
-    except (OSError, ValueError, KeyError, TypeError):  # missing, cut short or garbled
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):  # missing or garbled
         return _Outcomes(counts)
-    failed, subjects, judged = [], 0, 0
-    for outcome, nodeid, line in rows:
+    failed, failures, subjects, judged = [], [], 0, 0
+    for outcome, nodeid, message, located in rows:
         counts[outcome] = counts.get(outcome, 0) + 1
         if outcome in ("failed", "error"):
-            failed.append(line)
+            failed.append(f"{nodeid}: {message}")
+            failures.append(contract_findings(nodeid, outcome, message, located, root))
         of = count_subjects([nodeid])
         if of.outputs or of.observers:  # an item of a fixture value, not impl or imports
             subjects += 1
             judged += outcome in _VERDICTS
-    return _Outcomes(counts, failed, True, subjects, judged)
+    return _Outcomes(counts, failed, tuple(failures), True, subjects, judged)
 
 
 def run_sglang(options: CheckOptions) -> StageResult:
@@ -473,11 +556,17 @@ def run_sglang(options: CheckOptions) -> StageResult:
                                          moves=moves))
         except ReleaseError as exc:  # a damaged wheel: that release's row says so
             results.append(ReleaseResult(version, version, error=str(exc)))
+    referred: list[StageFinding] = []
+    results = [refer_release(r, Causes(options.causes), options.path, referred)
+               for r in results]
     failed = [r.version for r in results if r.failed]
     counts = {"releases": len(results), "failed": len(failed),
               "findings": sum(len(s.findings) for r in results for s in r.stages)}
     summary = ", ".join(f"{r.version} {'FAIL' if r.failed else 'ok'}" for r in results)
-    output = render_matrix(results)
+    output = "\n\n".join([render_matrix(results), *caused_lines(referred, "finding")])
+    if referred:
+        counts["referred"] = len(referred)
+        summary += f"; {plural(len(referred), 'finding')} not counted (see imports)"
     if scan.broken:
         # No release can vouch for a file that was never read: the stage fails on it.
         counts["AUX504"] = len(scan.broken)
@@ -485,8 +574,12 @@ def run_sglang(options: CheckOptions) -> StageResult:
         output = "\n".join([*(for_check(f).to_text() for f in scan.broken), "", output])
     data = {"releases": [r.to_dict() for r in results],
             "broken": [for_check(f).to_dict() for f in scan.broken]}
+    findings = [from_finding("sglang", for_check(f), options.path) for f in scan.broken]
+    for result in results:
+        findings += release_findings(result, options.path)
     return StageResult("sglang", "fail" if failed or scan.broken else "ok", counts, 0.0,
-                       summary, output, data, always_shown=True)
+                       summary, output, data, always_shown=True, findings=tuple(findings),
+                       referred=tuple(referred))
 
 
 def _project_moves(path: Path) -> Any:
@@ -514,7 +607,8 @@ def run_stages(options: CheckOptions, *, clock: Callable[[], float] = time.perf_
     """Returns every stage's result, in order, each timed by ``clock``; skipped stages say so.
 
     ``started(index, stage)`` is called before a stage runs and ``finished(index, result)``
-    after it ran or was left out (``--skip``), ``index`` counting from 1.
+    after it ran or was left out (``--skip``), ``index`` counting from 1. A later stage's
+    finding about an old import the imports stage found is referred to that finding.
     """
     if options.links is None:  # one walk: every stage leaves the same links out
         options = replace(options, links=project_links(options.path))
@@ -529,6 +623,8 @@ def run_stages(options: CheckOptions, *, clock: Callable[[], float] = time.perf_
         if finished is not None:
             finished(index, result)
         results.append(result)
+        if stage == "imports":  # the causes a later stage's findings are referred to
+            options = replace(options, causes=result.findings)
     return results
 
 

@@ -1,0 +1,370 @@
+"""The findings of ``auxcheck check``'s stages, located in the project, one per cause.
+
+Each stage reports its findings as :class:`StageFinding` values, their paths relative to the
+project folder (PATH) whatever the tool printed (mypy runs from PATH's parent when PATH is
+itself a package). An old import fails several stages at once: the imports stage (AUX501),
+mypy on the same line (the stubs lack the name there), the contract suite's ``imports`` item
+(the same scan), and a release's AUX503 where the old module is gone. The imports stage's
+finding is the cause; a later stage's finding that is provably about the same old import
+(same file and line, naming the old module or moved name) is *referred* to it: kept, with
+``see`` naming the cause, but not counted, and not failing its stage on its own.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path, PurePath
+from typing import TYPE_CHECKING, Any, Literal
+
+from auxcheck._core.paths import split_location
+from auxcheck._core.text import plural
+
+if TYPE_CHECKING:
+    from auxcheck._releases.release_check import ReleaseResult
+    from auxcheck.migrate.moves import MoveTable
+    from auxcheck.report import Finding
+
+__all__ = [
+    "Causes",
+    "MypyOutput",
+    "StageFinding",
+    "caused_lines",
+    "contract_findings",
+    "from_finding",
+    "import_subjects",
+    "mypy_subjects",
+    "parse_mypy",
+    "project_path",
+    "refer_release",
+    "release_findings",
+]
+
+Subject = tuple[str, "str | None"]
+"""What a finding is about: a module, and the name imported from it (None: the module)."""
+
+
+@dataclass(frozen=True, slots=True)
+class StageFinding:
+    """One finding of a stage of ``auxcheck check``, located in the project."""
+
+    stage: str
+    """The stage that found it: ``imports``, ``mypy``, ``contract`` or ``sglang``."""
+    code: str
+    """An AUX rule code (``AUX501``), or ``mypy`` / ``mypy:<error-code>`` for mypy."""
+    message: str
+    """One line: what was seen and what was expected."""
+    path: str | None = None
+    """POSIX, relative to the project folder (PATH); None when not in a file."""
+    line: int | None = None
+    """1-based."""
+    column: int | None = None
+    """1-based."""
+    level: Literal["error", "warning", "note"] = "error"
+    hint: str = ""
+    """How to fix it (the rule table's hint for AUX codes)."""
+    see: str | None = None
+    """Set on a finding caused by another stage's finding, naming it (``imports: AUX501 at
+    plugin/x.py:3``); such a finding is not counted."""
+
+    @property
+    def location(self) -> str:
+        """Returns ``path:line:col`` (as much of it as is known), or "" when not in a file."""
+        if self.path is None:
+            return ""
+        return ":".join([self.path, *(str(n) for n in (self.line, self.column) if n is not None)])
+
+    @property
+    def reference(self) -> str:
+        """Returns how a finding it causes names it: ``imports: AUX501 at plugin/x.py:3``."""
+        where = f" at {self.path}:{self.line}" if self.path and self.line else ""
+        return f"{self.stage}: {self.code}{where}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """Returns the finding as JSON-ready data (``see`` only on a referred finding)."""
+        data: dict[str, Any] = {"stage": self.stage, "code": self.code, "message": self.message,
+                                "path": self.path, "line": self.line, "column": self.column,
+                                "level": self.level, "hint": self.hint}
+        if self.see is not None:
+            data["see"] = self.see
+        return data
+
+
+# ---------------------------------------------------------------- paths
+
+
+def project_path(path: str, root: Path, *, base: Path | None = None) -> str:
+    """Returns ``path`` (absolute, or relative to ``base``, PATH by default) relative to the
+    project folder ``root``, POSIX; a path outside ``root`` stays whole (absolute)."""
+    full = Path(path) if os.path.isabs(path) else (base or root) / path
+    full = Path(os.path.normpath(full))
+    for candidate in (full, _resolved(full)):
+        for top in (root, _resolved(root)):
+            if candidate.is_relative_to(top):
+                return PurePath(candidate.relative_to(top)).as_posix()
+    return full.as_posix()
+
+
+def _resolved(path: Path) -> Path:
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):  # a link loop: the path as it is
+        return path
+
+
+def from_finding(stage: str, finding: Finding, root: Path, *, prefix: str = "") -> StageFinding:
+    """Returns ``finding`` (auxcheck's own) as a finding of ``stage``, located relative to
+    the project folder ``root``; ``prefix`` starts its message (``sglang 0.5.23: ``)."""
+    path, line, col = (split_location(finding.location) if finding.location
+                       else (None, None, None))
+    return StageFinding(stage, finding.code, prefix + finding.message,
+                        None if path is None else project_path(path, root), line, col,
+                        "note" if finding.is_note else "error", finding.hint)
+
+
+# ---------------------------------------------------------------- one finding per cause
+
+
+class Causes:
+    """The imports stage's findings, the causes later stages' findings are referred to.
+
+    A later finding is referred to an AUX501/AUX502 finding at the same path and line when
+    one of its subjects is an old import the moves table knows: the old module itself (a
+    module not found), a name that moved out of it, or a module that moved.
+    """
+
+    __slots__ = ("_at", "_codes", "_table", "findings")
+
+    def __init__(self, findings: Sequence[StageFinding] = (), *,
+                 table: MoveTable | None = None) -> None:
+        self.findings = tuple(findings)
+        self._table = table
+        self._at: dict[tuple[str, int], StageFinding] = {}
+        for finding in self.findings:
+            if (finding.code in ("AUX501", "AUX502") and finding.path is not None
+                    and finding.line is not None):
+                self._at.setdefault((finding.path, finding.line), finding)
+
+    def at(self, path: str | None, line: int | None,
+           subjects: Iterable[Subject]) -> StageFinding | None:
+        """Returns the old-import finding at ``path:line`` when one of ``subjects`` is an old
+        import, else None."""
+        if path is None or line is None:
+            return None
+        cause = self._at.get((path, line))
+        if cause is None or not any(self._is_old(module, name) for module, name in subjects):
+            return None
+        return cause
+
+    def _is_old(self, module: str, name: str | None) -> bool:
+        table = self._table
+        if table is None:
+            from auxcheck.migrate.moves import builtin_moves
+
+            table = self._table = builtin_moves()
+        if name is None:
+            return module in table.old_modules
+        return (table.new_module_of(module, name) is not None
+                or f"{module}.{name}" in table.old_modules)
+
+    def refer(self, findings: Iterable[StageFinding],
+              subjects: Any) -> tuple[list[StageFinding], list[StageFinding]]:
+        """Returns ``findings`` split into those of their own and those referred to a cause
+        (``see`` set); ``subjects(finding)`` says what each is about."""
+        own: list[StageFinding] = []
+        referred: list[StageFinding] = []
+        for finding in findings:
+            cause = self.at(finding.path, finding.line, subjects(finding))
+            if cause is None:
+                own.append(finding)
+            else:
+                referred.append(replace(finding, see=cause.reference))
+        return own, referred
+
+
+def caused_lines(referred: Sequence[StageFinding], noun: str) -> list[str]:
+    """Returns one line per cause: ``1 error caused by the imports stage's AUX501 at
+    plugin/x.py:3 (not counted)``."""
+    by_cause: dict[str, int] = {}
+    for finding in referred:
+        if finding.see is not None:
+            by_cause[finding.see] = by_cause.get(finding.see, 0) + 1
+    lines = []
+    for see, count in by_cause.items():
+        stage, _, rest = see.partition(": ")
+        lines.append(f"{plural(count, noun)} caused by the {stage} stage's {rest} (not counted)")
+    return lines
+
+
+# ---------------------------------------------------------------- mypy
+
+_MYPY_LINE = re.compile(
+    r"^(?P<path>[^\s:][^:]*?|[A-Za-z]:[^:]+?):(?P<line>\d+)(?::(?P<col>\d+))?(?::\d+:\d+)?: "
+    r"(?P<level>error|warning|note): (?P<message>.*?)(?:  \[(?P<code>[a-z][a-z0-9-]*)\])?$")
+_MYPY_CONTEXT = re.compile(r"^(?P<path>[^\s:][^:]*?\.pyi?): (?P<rest>.*)$")
+_MYPY_SUMMARY = re.compile(r"^(Found \d+ errors? in \d+ files?|Success: no issues found)")
+
+_MYPY_SUBJECTS = (
+    re.compile(r'^Module "(?P<module>[\w.]+)" has no attribute "(?P<name>\w+)"'),
+    re.compile(r'^Module "(?P<module>[\w.]+)" does not explicitly export attribute '
+               r'"(?P<name>\w+)"'),
+    re.compile(r'^Cannot find implementation or library stub for module named '
+               r'"(?P<module>[\w.]+)"'),
+    re.compile(r'^Library stubs not installed for "(?P<module>[\w.]+)"'),
+    re.compile(r'^Skipping analyzing "(?P<module>[\w.]+)"'),
+)
+"""The messages mypy gives on an import that does not resolve: what they are about."""
+
+
+def mypy_subjects(finding: StageFinding) -> list[Subject]:
+    """Returns what a mypy error is about when it says an import does not resolve (a module
+    not found, a name the module lacks), else nothing."""
+    for pattern in _MYPY_SUBJECTS:
+        match = pattern.match(finding.message)
+        if match is not None:
+            found = match.groupdict()
+            return [(found["module"], found.get("name"))]
+    return []
+
+
+@dataclass(frozen=True, slots=True)
+class _MypyLine:
+    text: str
+    finding: StageFinding | None = None
+    """The error this line reports, or the one it belongs to (a note, a source line)."""
+    summary: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class MypyOutput:
+    """mypy's output read back: its errors as findings, its lines with project paths."""
+
+    errors: tuple[StageFinding, ...]
+    lines: tuple[_MypyLine, ...]
+
+    def text(self, referred: Sequence[StageFinding] = ()) -> str:
+        """Returns the output with project-relative paths, without the lines of the
+        ``referred`` errors (nor mypy's closing count, which counts them), then a line per
+        cause saying so."""
+        if not referred:
+            return "\n".join(line.text for line in self.lines).strip()
+        gone = {_key(f) for f in referred}
+        kept = [line.text for line in self.lines if not line.summary
+                and (line.finding is None or _key(line.finding) not in gone)]
+        return "\n".join([*kept, *caused_lines(referred, "error")]).strip()
+
+
+def _key(finding: StageFinding) -> tuple[str | None, int | None, str]:
+    return finding.path, finding.line, finding.message
+
+
+def parse_mypy(output: str, root: Path, cwd: Path) -> MypyOutput:
+    """Returns mypy's ``output`` (run in ``cwd``) read back: each ``path:line[:col]: error:
+    message  [code]`` line a finding located relative to the project folder ``root``."""
+    errors: list[StageFinding] = []
+    lines: list[_MypyLine] = []
+    current: StageFinding | None = None
+    for text in output.splitlines():
+        match = _MYPY_LINE.match(text)
+        if match is not None:
+            path = project_path(match.group("path"), root, base=cwd)
+            line = int(match.group("line"))
+            text = path + text[len(match.group("path")):]
+            if match.group("level") == "error":
+                code = match.group("code")
+                col = match.group("col")
+                current = StageFinding("mypy", f"mypy:{code}" if code else "mypy",
+                                       match.group("message"), path, line,
+                                       int(col) if col else None)
+                errors.append(current)
+            elif current is None or (current.path, current.line) != (path, line):
+                current = None  # a note of its own, not one on the error above
+            lines.append(_MypyLine(text, current))
+            continue
+        context = _MYPY_CONTEXT.match(text)
+        if context is not None:  # "file.py: note: In function ...": the errors below
+            current = None
+            text = f"{project_path(context.group('path'), root, base=cwd)}: {context.group('rest')}"
+        summary = _MYPY_SUMMARY.match(text) is not None
+        lines.append(_MypyLine(text, None if summary else current, summary))
+    return MypyOutput(tuple(errors), tuple(lines))
+
+
+# ---------------------------------------------------------------- contract and releases
+
+_RULE = re.compile(r"\bAUX\d{3}\b")
+
+
+def contract_findings(nodeid: str, outcome: str, message: str, located: object,
+                      root: Path) -> tuple[StageFinding, ...]:
+    """Returns a failed contract item's findings: one per ``[code, location, message]`` the
+    item recorded (located relative to the project folder ``root``), else one for the item,
+    under the rule its message (or its name) names, at the file it was collected from (a
+    conftest) when its id starts with one."""
+    if isinstance(located, list) and located and all(
+            isinstance(f, list) and len(f) == 3 and isinstance(f[0], str)
+            and isinstance(f[1], (str, type(None))) and isinstance(f[2], str) for f in located):
+        found = []
+        for code, location, text in located:
+            path, line, col = split_location(location) if location else (None, None, None)
+            found.append(StageFinding("contract", code, f"{nodeid}: {code} {text}",
+                                      None if path is None else project_path(path, root),
+                                      line, col))
+        return tuple(found)
+    rule = _RULE.search(message) or _RULE.search(nodeid.rpartition("::")[2])
+    first = nodeid.split("::", 1)[0]
+    path = first if first.endswith(".py") else None
+    text = f"{nodeid}: {message}" if message else f"{nodeid}: {outcome}"
+    return (StageFinding("contract", rule.group(0) if rule else "contract", text, path),)
+
+
+_IMPORT_TEXT = re.compile(r"`(?:from (?P<module>[\w.]+) import (?P<name>\w+)"
+                          r"|import (?P<imported>[\w.]+))(?: as \w+)?`")
+
+
+def import_subjects(finding: StageFinding) -> list[Subject]:
+    """Returns what a release's AUX503 is about: the import it quotes (``from m import X``,
+    ``import m``); nothing for other findings."""
+    if finding.code != "AUX503":
+        return []
+    match = _IMPORT_TEXT.search(finding.message)
+    if match is None:
+        return []
+    if match.group("imported"):
+        module = match.group("imported")
+        parent, _, name = module.rpartition(".")
+        return [(module, None), *([(parent, name)] if parent else [])]
+    return [(match.group("module"), match.group("name"))]
+
+
+def release_findings(result: ReleaseResult, root: Path) -> list[StageFinding]:
+    """Returns one release's findings (or the error that kept it from being read), each
+    message naming the release."""
+    prefix = f"sglang {result.version}: "
+    if result.error is not None:
+        return [StageFinding("sglang", "sglang", prefix + result.error)]
+    return [from_finding("sglang", f, root, prefix=prefix)
+            for stage in result.stages for f in stage.findings]
+
+
+def refer_release(result: ReleaseResult, causes: Causes, root: Path,
+                  referred: list[StageFinding]) -> ReleaseResult:
+    """Returns ``result`` without its AUX503 findings about an old import the imports stage
+    found on the same line, which are added to ``referred``; a stage left without findings
+    passes."""
+    stages = []
+    for stage in result.stages:
+        kept = []
+        for finding in stage.findings:
+            ours = from_finding("sglang", finding, root, prefix=f"sglang {result.version}: ")
+            cause = causes.at(ours.path, ours.line, import_subjects(ours))
+            if cause is None:
+                kept.append(finding)
+            else:
+                referred.append(replace(ours, see=cause.reference))
+        if len(kept) < len(stage.findings):
+            stage = replace(stage, findings=tuple(kept), result="fail" if kept else "ok")
+        stages.append(stage)
+    return replace(result, stages=tuple(stages))
