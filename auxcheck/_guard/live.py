@@ -49,6 +49,7 @@ import logging
 import os
 from collections.abc import Mapping
 
+from auxcheck._core.imports import import_failure, is_missing
 from auxcheck._guard.guard import Guard
 from auxcheck._guard.settings import VALUES_ENV, GuardSettings, SettingError
 from auxcheck._guard.targets import hook_plan
@@ -58,6 +59,8 @@ __all__ = ["active", "install"]
 logger = logging.getLogger("auxcheck.guard")
 _ACTIVE: Guard | None = None
 _EXIT_HOOKED = False
+REGISTRY_MODULE = "sglang.srt.plugins.hook_registry"
+"""The module holding SGLang's ``HookRegistry``, which the guard registers its hooks with."""
 
 _CHECKS = {
     "capture": "CUDA-graph buffers and pool registered after capture",
@@ -89,11 +92,8 @@ def install(environ: Mapping[str, str] | None = None) -> Guard | None:
         return None
     try:
         from sglang.srt.plugins.hook_registry import HookRegistry, HookType
-    except ImportError as exc:
-        logger.error("auxcheck guard is off: this SGLang has no plugin hook registry "
-                     "(sglang.srt.plugins.hook_registry: %s); it needs an SGLang with "
-                     "sglang.srt.plugins (0.5.19 or later)",
-                     exc)
+    except Exception as exc:  # noqa: BLE001 - SGLang's import raising anything turns the guard off
+        logger.error("auxcheck guard is off: %s", _registry_problem(exc))
         return None
     guard = Guard(settings)
     plan = hook_plan(settings)
@@ -110,6 +110,20 @@ def install(environ: Mapping[str, str] | None = None) -> Guard | None:
     _log_start(guard, plan.problems)
     _exit_summary()
     return guard
+
+
+def _registry_problem(exc: Exception) -> str:
+    """Returns why the hook registry could not be imported: it is not in this SGLang (or
+    there is no SGLang), or it is there and its import raised (a missing dependency)."""
+    if is_missing(exc, REGISTRY_MODULE):
+        if exc.name == "sglang":
+            return f"SGLang cannot be imported here ({exc.msg})"
+        return (f"this SGLang has no plugin hook registry ({REGISTRY_MODULE}: {exc.msg}); it "
+                "needs an SGLang with sglang.srt.plugins (0.5.19 or later)")
+    if type(exc) is ImportError and exc.name == REGISTRY_MODULE and "circular" not in str(exc):
+        return (f"this SGLang's plugin hook registry is not the one the guard knows ({exc}); "
+                "it needs HookRegistry and HookType, as in sglang.srt.plugins 0.5.19 or later")
+    return import_failure(exc, REGISTRY_MODULE, needed_by="SGLang")
 
 
 def _settle_values(guard: Guard, settings: GuardSettings) -> None:

@@ -12,7 +12,6 @@ give are None, and the caller says so in a note.
 from __future__ import annotations
 
 import ast
-import difflib
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -27,7 +26,6 @@ __all__ = [
     "call_sites",
     "callee",
     "class_members",
-    "close_names",
     "names_in",
     "parsed",
 ]
@@ -346,8 +344,3 @@ def names_in(owner: Lookup, index: ReleaseIndex) -> list[str]:
         return sorted(class_members(index, module, qualname))
     return []
 
-
-def close_names(name: str, candidates: Iterable[str], *, limit: int = 3) -> list[str]:
-    """Returns up to ``limit`` of ``candidates`` closest to ``name`` (difflib's ratio)."""
-    pool = sorted({c for c in candidates if c != name})
-    return difflib.get_close_matches(name, pool, n=limit, cutoff=0.6)

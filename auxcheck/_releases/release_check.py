@@ -31,7 +31,8 @@ from auxcheck._core.plugin_calls import arity_problem
 from auxcheck._core.pyast import bound_names
 from auxcheck._core.signatures import FunctionInfo, SignatureCarrier, signature_of
 from auxcheck._core.sources import parse_file
-from auxcheck._releases.definitions import close_names, names_in
+from auxcheck._core.text import close_names
+from auxcheck._releases.definitions import names_in
 from auxcheck._releases.index import Lookup, ReleaseIndex
 from auxcheck._releases.moves_infer import Home, home_near
 from auxcheck._releases.plugin_scan import (

@@ -21,7 +21,8 @@ from auxcheck._core.signatures import (
     fit_hook,
     signature_of,
 )
-from auxcheck._releases.definitions import Callee, call_sites, callee, close_names, names_in
+from auxcheck._core.text import close_names, did_you_mean
+from auxcheck._releases.definitions import Callee, call_sites, callee, names_in
 from auxcheck._releases.external import find_external
 from auxcheck._releases.hook_refs import (
     PluginModule,
@@ -374,7 +375,7 @@ def _call(stage: StageBuilder, call: CallUse, index: ReleaseIndex) -> None:
     unknown = [k for k in call.keywords if k not in signature.parameters]
     near = [n for k in unknown for n in close_names(k, signature.parameters, limit=1)]
     hint = (f"sglang {index.version} declares {target.name}{signature_text(signature)}"
-            + (f"; did you mean {', '.join(near)}?" if near else "")
+            + did_you_mean(near)
             + "; call it with those parameters, or branch on the release")
     stage.fail("AUX704", call.location, text,
                f"expected a call that binds to {target.name} in sglang {index.version}", hint)

@@ -118,14 +118,14 @@ def nothing_to_check(session: pytest.Session) -> str:
     ``params=[]``, or with every rule its items check ignored) is named with where it is
     and why.
     """
-    import difflib
+    from auxcheck._core.text import close_names
 
     found = _unused_definitions(session)
     if found:
         return f"--auxcheck found nothing to check: {'; '.join(found)}"
     seen = sorted(fixture_names(session))
     close = sorted({m for name in SUBJECT_FIXTURES
-                    for m in difflib.get_close_matches(name, seen, n=3, cutoff=0.75)}
+                    for m in close_names(name, seen, limit=3, cutoff=0.75)}
                    | {n for n in seen if n.startswith("auxcheck_") and n not in (
                        *SUBJECT_FIXTURES, STATIC_BUFFERS_FIXTURE, PP_OBSERVER_FIXTURE,
                        BATCH_SIZE_FIXTURE)})

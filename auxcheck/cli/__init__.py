@@ -19,14 +19,21 @@ from auxcheck.cli._common import UsageError, run_command
 __all__ = ["SUBCOMMANDS", "main"]
 
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
-    "migrate": ("auxcheck.cli.migrate", "rewrite imports of names SGLang moved (0.5.20, or A:B)"),
-    "validate": ("auxcheck.cli.validate", "check one object against the contract"),
-    "check": ("auxcheck.cli.check", "import scan, mypy, contract suite, SGLang releases"),
+    "migrate": ("auxcheck.cli.migrate",
+                "rewrite imports of names SGLang moved (--check: only report them)"),
+    "validate": ("auxcheck.cli.validate",
+                 "check objects (MODULE:ATTR, one or more) against the contract"),
+    "check": ("auxcheck.cli.check",
+              "check a plugin project: imports, mypy, contract suite, releases"),
     "rules": ("auxcheck.cli.rules", "print the rule table"),
-    "stubcheck": ("auxcheck.cli.stubcheck", "compare the sglang stubs with SGLang's source"),
-    "moves": ("auxcheck.cli.moves", "infer the names SGLang moved between two releases"),
+    "stubcheck": ("auxcheck.cli.stubcheck",
+                  "compare the sglang stubs with SGLang's source (or the reference)"),
+    "moves": ("auxcheck.cli.moves", "print the names SGLang moved between two releases"),
 }
-"""Subcommand name -> (module holding its ``main``, one-line summary)."""
+"""Subcommand name -> (module holding its ``main``, one-line summary).
+
+Each summary opens with the verb its module's ``DESCRIPTION`` opens with (the suite checks
+it), and says no more than the command does: ``auxcheck --help`` imports no subcommand."""
 
 
 def _usage() -> str:
@@ -37,7 +44,8 @@ def _usage() -> str:
         "",
         "commands:",
     ]
-    lines += [f"  {name:<10}{summary}" for name, (_, summary) in SUBCOMMANDS.items()]
+    width = max(map(len, SUBCOMMANDS)) + 2
+    lines += [f"  {name:<{width}}{summary}" for name, (_, summary) in SUBCOMMANDS.items()]
     lines += ["", "Run `auxcheck COMMAND --help` for a command's options."]
     return "\n".join(lines) + "\n"
 

@@ -25,7 +25,9 @@ from auxcheck.releases import Release
 
 __all__ = ["DESCRIPTION", "main"]
 
-DESCRIPTION = "Compare the sglang stubs with SGLang's source (a wheel, a tree, or the reference)."
+DESCRIPTION = ("Compare the sglang stubs with SGLang's source (a wheel or an unpacked tree) or "
+               "with auxcheck's reference contract (auxcheck/protocols.py). Exit status: 0 when "
+               "they match, 1 on mismatches, 2 on usage errors.")
 PROG = "auxcheck stubcheck"
 
 

@@ -17,14 +17,17 @@ import os
 import sys
 import types
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple, TypeGuard
+from typing import TYPE_CHECKING, Any, NamedTuple
 
+from auxcheck._core import progress
+from auxcheck._core.imports import is_missing, missing_module_hint, near_modules
 from auxcheck._core.plugin_calls import attempt
-from auxcheck._core.text import plural
+from auxcheck._core.text import close_names, did_you_mean, plural
 from auxcheck.cli._common import (
     CommandParser,
     UsageError,
     add_format,
+    add_quiet,
     add_timeout,
     positive_int,
     run_command,
@@ -40,11 +43,12 @@ if TYPE_CHECKING:
 __all__ = ["DESCRIPTION", "main", "prepare", "serve"]
 
 DESCRIPTION = (
-    "Load each MODULE:ATTR (calling it first when it is a class or a zero-argument "
-    "factory function) and check it against the auxiliary-output contract: as a device "
-    "output when it has copy_to_host (or nothing else it could be), as a host output when "
-    "it has consume, as a sampling observer when it has after_sample (driven through "
-    "SGLang's step loop), as a forward observer when it has after_forward. Each target is "
+    "Check objects against the auxiliary-output contract: each MODULE:ATTR given (one or "
+    "more) is loaded, called first when it is a class or a zero-argument factory function, "
+    "and checked as a device output when it has copy_to_host (or nothing else it could be), "
+    "as a host output when it has consume, as a sampling observer when it has is_active, "
+    "before_grammar or after_sample (driven through SGLang's step loop), as a forward "
+    "observer when it has after_forward. Each target is "
     "loaded and checked in a process of its own: plugin code that ends the process "
     "(os._exit, a signal) or runs past --timeout is a finding under the rule of the call "
     "that was running, and the other targets are still checked. Exit status: 0 "
@@ -79,15 +83,18 @@ def _main(argv: list[str]) -> int:
         if spec is not None:
             _split(spec)
     results = _run(options, ignored)
-    _print(results, options.format)
+    _print(results, options.format, paths=options.path)
     return 0 if all(result.report.ok for result in results) else 1
 
 
 def _parser() -> CommandParser:
     parser = CommandParser(prog=PROG, description=DESCRIPTION)
     parser.add_argument("targets", nargs="+", metavar="MODULE:ATTR",
-                        help="object or zero-argument factory to check")
-    add_format(parser, ("text", "json"), help="report format (default: text)")
+                        help="the objects to check, one or more: each an object, a class or "
+                        "a zero-argument factory function, as module:attribute (e.g. "
+                        "mypkg.outputs:make_output)")
+    add_format(parser, ("text", "json", "sarif"),
+               help="report format (default: text; sarif: a SARIF 2.1.0 log for code scanning)")
     parser.add_argument("--ignore", action="append", default=[], metavar="CODES",
                         help="rule codes or families to ignore, e.g. AUX104,AUX4 (a target "
                         "whose code ended the process or ran past --timeout is reported "
@@ -113,6 +120,7 @@ def _parser() -> CommandParser:
                 help="seconds each target may take, from its import to its last check; a "
                 "target still running then is killed and reported under the rule of the "
                 "call that hung")
+    add_quiet(parser)
     return parser
 
 
@@ -137,11 +145,15 @@ def _run(options: argparse.Namespace, ignored: frozenset[str]) -> list[_Result]:
                "sys_path": _sys_path(options.path),
                "cwd": os.getcwd(), "environ": dict(os.environ)}
     results: dict[int, _Result] = {}
-    with borrow("auxcheck.cli.validate:serve", timeout=options.timeout) as runner:
+    with (progress.reporting(PROG, enabled=not options.quiet),
+          borrow("auxcheck.cli.validate:serve", timeout=options.timeout) as runner,
+          progress.task("checking", unit="targets", total=len(targets)) as job):
         for index, spec in enumerate(targets):
             if index in results:
                 continue
+            job.update(len(results))
             unit = runner.run(index, request)
+            progress.clear()  # plugin output goes below, not into, a line drawn in place
             _echo(runner.startup_output + unit.output)
             runner.startup_output = ""
             results[index] = _result(spec, unit)
@@ -295,7 +307,16 @@ def _split(spec: str) -> tuple[str, str]:
     return module_name, attr_path
 
 
-def _print(results: list[_Result], fmt: str) -> None:
+def _print(results: list[_Result], fmt: str, *, paths: Sequence[str] = ()) -> None:
+    if fmt == "sarif":  # located where each target is defined: --path first, as the workers
+        from pathlib import Path
+
+        from auxcheck.cli._sarif import reports_log
+
+        ok = all(result.report.ok for result in results)
+        say(reports_log([r.report for r in results], root=Path.cwd(), exit_code=0 if ok else 1,
+                        search=[os.path.abspath(d) for d in paths] + [os.getcwd()]))
+        return
     if fmt == "json":
         print(json.dumps([result.data for result in results], indent=2))
         return
@@ -391,15 +412,17 @@ class _NotLoaded(Exception):
         self.finding = finding
 
 
-def _not_loaded(code: str, what: str, exc: BaseException, spec: str) -> _NotLoaded:
-    """Returns the error of loading ``spec``, where ``what`` raised ``exc``."""
+def _not_loaded(code: str, what: str, exc: BaseException, spec: str, *,
+                hint: str | None = None) -> _NotLoaded:
+    """Returns the error of loading ``spec``, where ``what`` raised ``exc``; ``hint`` is the
+    fix when one is known (a missing dependency to install)."""
     from auxcheck._core.plugin_calls import summarize
 
     return _NotLoaded(Finding(
         code, f"{what} raised {describe(exc)}; expected it to return, so that {spec} can be "
-        "checked; nothing of it was", None, "make the module's import, the attributes read "
-        "and the factory return without raising (SystemExit included); code that needs a GPU "
-        "or a service belongs in the methods the checks call", None, summarize(exc),
+        "checked; nothing of it was", None, hint or "make the module's import, the attributes "
+        "read and the factory return without raising (SystemExit included); code that needs a "
+        "GPU or a service belongs in the methods the checks call", None, summarize(exc),
         _LOAD_TITLE))
 
 
@@ -542,15 +565,19 @@ def _load(spec: str, channel: Channel, *, code: str, key: str | None, role: str)
     try:
         obj: Any = importlib.import_module(module_name)
     except BaseException as exc:  # noqa: BLE001 - the plugin module raised on import
-        if _is_missing(exc, module_name):
-            raise UsageError(f"cannot import module {module_name!r}: {exc.msg}") from None
-        raise _not_loaded(code, what, exc, spec) from None
+        if is_missing(exc, module_name):
+            raise UsageError(f"cannot import module {module_name!r}: {exc.msg}"
+                             f"{_near_modules(exc, spec)}") from None
+        hint = (missing_module_hint(exc, needed_by=module_name)
+                if type(exc) is ModuleNotFoundError else None)
+        raise _not_loaded(code, what, exc, spec, hint=hint) from None
     channel.phase(code, f"reading {role}{spec}", key=key, title=_LOAD_TITLE)
     owner, path = f"module {module_name!r}", module_name + ":"
     for part in attr_path.split("."):
         read = attempt(getattr, obj, part)  # a module __getattr__ or a property may raise
         if issubclass(type(read.error), AttributeError):
-            raise UsageError(f"{owner} has no attribute {part!r}")
+            raise UsageError(f"{owner} has no attribute {part!r}"
+                             f"{_near_attributes(obj, part, path, spec)}")
         if read.error is not None:
             raise _not_loaded(code, f"reading {part!r} of {owner}", read.error, spec)
         obj = read.value
@@ -559,10 +586,26 @@ def _load(spec: str, channel: Channel, *, code: str, key: str | None, role: str)
     return obj
 
 
-def _is_missing(exc: BaseException, module_name: str) -> TypeGuard[ModuleNotFoundError]:
-    """Returns True when ``exc`` says ``module_name`` or a package above it does not exist: a
-    target the command line misspelt, not plugin code failing (a missing dependency is)."""
-    if type(exc) is not ModuleNotFoundError or type(exc.msg) is not str:
-        return False
-    name = exc.name
-    return type(name) is str and (module_name == name or module_name.startswith(name + "."))
+
+def _near_modules(exc: ModuleNotFoundError, spec: str) -> str:
+    """Returns ``"; did you mean pkg.outputs:make_output?"``: ``spec`` with the module that
+    does not exist (``exc.name``, the target's module or a package above it) replaced by each
+    close name the import system can find, or ``""`` when none is close."""
+    missing = str(exc.name)
+    rest = spec[len(missing):]
+    return did_you_mean([near + rest for near in near_modules(missing)])
+
+
+def _near_attributes(owner: Any, name: str, path: str, spec: str) -> str:
+    """Returns ``"; did you mean pkg.outputs:make_output?"``: ``spec`` with the attribute
+    ``name`` of ``owner`` (reached by ``path``) replaced by each close public name, or ``""``.
+
+    The names are ``dir(owner)``'s; a ``__dir__`` that raises gives no suggestion.
+    """
+    names = attempt(dir, owner)
+    if names.error is not None or not isinstance(names.value, list):
+        return ""
+    public = [n for n in names.value if type(n) is str and (name.startswith("_")
+                                                            or not n.startswith("_"))]
+    rest = spec[len(path) + len(name):]
+    return did_you_mean([path + near + rest for near in close_names(name, public)])
