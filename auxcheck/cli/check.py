@@ -13,11 +13,12 @@ import json
 import re
 import sys
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from auxcheck._core import progress
 from auxcheck.cli._check_stages import (
     STAGES,
     CheckOptions,
@@ -32,6 +33,7 @@ from auxcheck.cli._common import (
     UsageError,
     add_format,
     add_jobs,
+    add_quiet,
     add_release_options,
     add_timeout,
     byte_size,
@@ -52,13 +54,14 @@ __all__ = [
     "progress_started",
     "render_details",
     "render_json",
+    "render_sarif",
     "render_table",
 ]
 
 DESCRIPTION = ("Check a plugin project: the import scan (AUX501/AUX502, and AUX504 for "
                "files that do not parse), mypy against "
                "auxcheck's sglang stubs, the contract suite (pytest --auxcheck), and with "
-               "--sglang each SGLang release's imports and attributes (AUX503), hook targets "
+               "releases (--sglang, or [tool.auxcheck] sglang) each SGLang release's imports and attributes (AUX503), hook targets "
                "and hook signatures (AUX701/AUX703), calls into SGLang (AUX704) and entry "
                "points (AUX702).")
 PROG = "auxcheck check"
@@ -86,23 +89,36 @@ def render_table(path: Path, results: Sequence[StageResult]) -> str:
 
 
 def render_details(results: Sequence[StageResult]) -> str:
-    """Returns the output of every failed stage, and the release matrix, under a heading each."""
+    """Returns the output of every failed stage, of a stage with findings another stage's
+    finding caused (it says so, once), and the release matrix, under a heading each."""
     blocks = [f"== {r.stage}: {r.summary}\n{r.output}" for r in results
-              if (r.failed or r.always_shown) and r.output]
+              if (r.failed or r.always_shown or r.referred) and r.output]
     return "\n\n".join(blocks)
 
 
 def render_json(path: Path, results: Sequence[StageResult], *,
                 warnings: Sequence[str] = ()) -> str:
-    """Returns the results as a JSON document: path, ok, warnings, and one object per stage."""
+    """Returns the results as a JSON document: path, ok, warnings, and one object per stage,
+    its ``findings`` (paths relative to the project) and the ``referred`` findings another
+    stage's finding caused (each with ``see``, not counted)."""
     stages: list[dict[str, Any]] = []
     for r in results:
         data = asdict(r)
         data["seconds"] = round(r.seconds, 3)
+        data["findings"] = [f.to_dict() for f in r.findings]
+        data["referred"] = [f.to_dict() for f in r.referred]
         stages.append(data)
     ok = not any(r.failed for r in results)
     return json.dumps({"path": str(path), "ok": ok, "warnings": list(warnings),
                        "stages": stages}, indent=2)
+
+
+def render_sarif(root: Path, results: Sequence[StageResult]) -> str:
+    """Returns the results as a SARIF 2.1.0 log: one result per cause, paths relative to
+    ``root`` (the project folder, absolute); a stage that could not run is a notification."""
+    from auxcheck.cli._sarif import check_log
+
+    return check_log(results, root=root, exit_code=1 if any(r.failed for r in results) else 0)
 
 
 def progress_started(index: int, stage: str) -> str:
@@ -121,7 +137,8 @@ def progress_finished(index: int, result: StageResult, *, left_out: bool = False
 
 
 def _say(line: str) -> None:
-    # Flushed: the contract stage's pytest writes to the same stderr in between.
+    # Flushed: the contract stage's pytest writes to the same stderr in between. Warnings
+    # print under -q too; the stage lines go through the progress reporter, which -q turns off.
     print(line, file=sys.stderr, flush=True)
 
 
@@ -131,19 +148,26 @@ def _say(line: str) -> None:
 def _parser() -> CommandParser:
     parser = CommandParser(
         prog=PROG, description=DESCRIPTION,
-        usage="auxcheck check [-h] [--format {text,json}] [-q] [--skip STAGE] [-j N] "
-              "[--impl IMPL] [--profile NAME] [--timeout SECONDS] [--max-memory SIZE] "
-              "[--sglang VERSIONS] [--wheel WHEEL] "
-              "[--source DIR] [--offline] [--cache DIR] PATH [-- PYTEST_ARGS...]",
+        usage="auxcheck check [-h] [--format {text,json,sarif}] [-q | -v] [--skip STAGE] [-j N]\n"
+              "                      [--impl IMPL] [--profile NAME] [--timeout SECONDS]\n"
+              "                      [--max-memory SIZE] [--sglang VERSIONS] [--wheel WHEEL]\n"
+              "                      [--source DIR] [--offline] [--cache DIR]\n"
+              "                      PATH [-- PYTEST_ARGS...]",
         epilog="Arguments after `--` go to the contract stage's pytest, e.g. -- -k AUX104. "
-               "Each stage's start and end is said on stderr.")
+               "Each stage's start and end, and progress inside long stages (downloads, "
+               "index building, items done), is said on stderr unless -q.")
     parser.add_argument("path", metavar="PATH", help="the plugin project's folder")
-    add_format(parser, ("text", "json"),
-               help="text: a table (pytest's output streams to stderr unless --quiet); json: a "
-                    "document on stdout for tools")
-    parser.add_argument("-q", "--quiet", action="store_true",
-                        help="do not stream pytest's output to stderr: only the progress lines "
-                             "(a failed stage's output is still printed before the table)")
+    add_format(parser, ("text", "json", "sarif"),
+               help="text: a table (pytest's own output streams to stderr with -v); json: a "
+                    "document on stdout for tools; sarif: a SARIF 2.1.0 log on stdout for code "
+                    "scanning")
+    talk = parser.add_mutually_exclusive_group()
+    add_quiet(talk, help="no progress on stderr: no stage lines, no download, index or item "
+                         "counts (warnings, errors and the results still print)")
+    talk.add_argument("-v", "--verbose", action="store_true",
+                      help="also stream the contract stage's pytest output to stderr as it "
+                           "runs (a failed stage's output is printed before the table "
+                           "either way)")
     parser.add_argument("--skip", action="append", choices=STAGES, default=[],
                         help="leave a stage out (repeatable)")
     add_jobs(parser, hidden=("-n",),
@@ -343,6 +367,8 @@ class _Request(NamedTuple):
     options: CheckOptions
     format: str
     path: Path
+    quiet: bool = False
+    """``-q``: no progress on stderr."""
 
 
 def _request(argv: list[str]) -> _Request:
@@ -358,31 +384,40 @@ def _request(argv: list[str]) -> _Request:
     releases = _releases(args.sglang, path)
     if args.profile is not None:
         check_profile(args.profile)
-    if args.impl is not None:
-        check_impl(args.impl, path.resolve(), timeout=args.timeout,
-                   memory=args.max_memory or 0)
+    if args.impl is not None:  # sglang==X may download its wheel first: progress says so
+        with progress.reporting(PROG, enabled=not args.quiet):
+            check_impl(args.impl, path.resolve(), timeout=args.timeout,
+                       memory=args.max_memory or 0)
     root = path.resolve()
     options = CheckOptions(root, frozenset(args.skip), args.jobs, args.impl,
-                           args.profile, stream=args.format == "text" and not args.quiet,
+                           args.profile, stream=args.verbose,
                            pytest_args=tuple(extra), releases=releases,
                            wheels=tuple(args.wheel), sources=tuple(args.source),
                            cache=args.cache, offline=args.offline, timeout=args.timeout,
                            memory=args.max_memory or 0, links=project_links(root))
-    return _Request(options, args.format, path)
+    return _Request(options, args.format, path, args.quiet)
 
 
 def _main(argv: list[str]) -> int:
-    options, fmt, path = _request(argv)
+    options, fmt, path, quiet = _request(argv)
     warnings = link_warnings(options) + jobs_warnings(options)
     for warning in warnings:
         _say(f"{PROG}: warning: {warning}")
+    with progress.reporting(PROG, enabled=not quiet), ExitStack() as stage:
 
-    def finished(index: int, result: StageResult) -> None:
-        _say(progress_finished(index, result, left_out=result.stage in options.skip))
+        def started(index: int, name: str) -> None:
+            progress.say(progress_started(index, name))
+            # The stage's heartbeat; downloads, index building, mypy and pytest report inside.
+            stage.enter_context(progress.task(name, announced=True))
 
-    results = run_stages(options, started=lambda i, stage: _say(progress_started(i, stage)),
-                         finished=finished)
-    if fmt == "json":
+        def finished(index: int, result: StageResult) -> None:
+            stage.close()
+            progress.say(progress_finished(index, result, left_out=result.stage in options.skip))
+
+        results = run_stages(options, started=started, finished=finished)
+    if fmt == "sarif":
+        say(render_sarif(options.path, results))
+    elif fmt == "json":
         print(render_json(path, results, warnings=warnings))
     else:
         details = render_details(results)

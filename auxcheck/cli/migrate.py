@@ -28,7 +28,8 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, TextIO
 
-from auxcheck._core.paths import display_path, is_file
+from auxcheck._core.paths import display_path, is_file, split_location
+from auxcheck._core.progress import clear, reporting, task
 from auxcheck._core.python_files import WalkNote
 from auxcheck._core.text import plural
 from auxcheck.cli._common import (
@@ -36,10 +37,12 @@ from auxcheck.cli._common import (
     UsageError,
     add_format,
     add_jobs,
+    add_quiet,
     add_release_options,
     byte_size,
     one_version,
     run_command,
+    say,
 )
 from auxcheck.errors import InvalidArgument, MovesTableError
 from auxcheck.migrate.moves import Move, MoveTable, load_moves
@@ -50,7 +53,6 @@ from auxcheck.migrate.runner import (
     RunSummary,
     StopRequested,
     migrate_stdin,
-    progress_bar,
     run,
 )
 
@@ -109,7 +111,11 @@ def _parser() -> CommandParser:
     parser.add_argument("--break-hardlinks", action="store_true",
                         help="rewrite a file that has other hard links anyway (they keep the "
                              "old text); by default such a file is left unchanged, with a note")
-    add_format(parser, ("text", "json", "github"), help="how findings are printed (default: text)")
+    add_quiet(parser, help="no progress on stderr (the files bar; with --sglang, downloads "
+                           "and index building); findings, notes and errors still print")
+    add_format(parser, ("text", "json", "github", "sarif"),
+               help="how findings are printed (default: text; sarif: a SARIF 2.1.0 log for "
+                    "code scanning)")
     add_release_options(parser, title="SGLang releases (with --sglang)")
     return parser
 
@@ -188,12 +194,15 @@ def _load_table(args: argparse.Namespace) -> MoveTable | str:
 
 
 def _github(finding: Finding) -> str:
-    path, line, col = (finding.location or "-:1:1").rsplit(":", 2)
-    return f"::error file={path},line={line},col={col}::{finding.code} {finding.message}"
+    path, line, col = split_location(finding.location or "-")
+    return f"::error file={path},line={line or 1},col={col or 1}::{finding.code} {finding.message}"
 
 
 def _print_findings(summary: RunSummary, fmt: str, out: TextIO, status: int) -> None:
     findings = summary.findings
+    if fmt == "sarif":
+        say(_sarif(summary, status), stream=out)
+        return
     if fmt == "json":
         import json
 
@@ -211,6 +220,16 @@ def _print_findings(summary: RunSummary, fmt: str, out: TextIO, status: int) -> 
         for failure in summary.failed:
             if not failure.findings:  # an AUX504 failure was printed with the findings
                 print(f"::error file={failure.path}::{failure.reason}", file=out)
+
+
+def _sarif(summary: RunSummary, status: int) -> str:
+    """Returns the SARIF log of the run: its findings, and each file that failed without
+    one (not written, left unchanged, a folder not listed) as a notification."""
+    from auxcheck.cli._sarif import Notice, Place, findings_log
+
+    notices = [Notice(f"{display_path(o.path)}: {o.reason}", place=Place(o.path))
+               for o in summary.failed if not o.findings]
+    return findings_log(summary.findings, root=Path.cwd(), exit_code=status, notices=notices)
 
 
 def _summary_line(summary: RunSummary, mode: Mode) -> str:
@@ -231,9 +250,14 @@ def _summary_line(summary: RunSummary, mode: Mode) -> str:
     return f"auxcheck migrate: {', '.join(parts)} ({plural(summary.scanned, 'file')} scanned)"
 
 
+_PROGRESS: dict[Mode, str] = {"write": "migrating", "check": "checking", "diff": "diffing"}
+"""What a run's progress line calls its files' work."""
+
+
 def _announcer(mode: Mode, out: TextIO) -> Callable[[FileOutcome], None]:
     """Returns a callback printing each file's news as soon as it is done."""
     def announce(outcome: FileOutcome) -> None:
+        clear()  # the files line drawn in place on a terminal, if any
         path = display_path(outcome.path)
         if outcome.status == "failed":
             kept = "; left unchanged" if outcome.kept else ""
@@ -366,20 +390,27 @@ def _unusable(path: str) -> str:
 
 def _run(args: argparse.Namespace) -> int:
     mode: Mode = "check" if args.check else "diff" if args.diff else "write"
+    if mode == "diff" and args.format in ("json", "sarif"):
+        raise UsageError(f"--diff prints diffs on stdout, where --format {args.format} writes "
+                         f"its document: use --check with --format {args.format} for the "
+                         "findings, or --diff alone for the diffs")
     unusable = [_unusable(p) for p in args.paths if p != "-"]
     if any(unusable):
         raise UsageError("; ".join(u for u in unusable if u))
     if "-" in args.paths and len(args.paths) > 1:
         raise UsageError("`-` (stdin) cannot be combined with other paths")
-    moves = _load_table(args)
+    with reporting(PROG, enabled=not args.quiet):  # --sglang: downloads, index building
+        moves = _load_table(args)
     if isinstance(moves, str):
         raise UsageError(moves)
     if args.paths == ["-"]:
         return _run_stdin(moves, mode, args.compat, args.format, args.max_file_size)
-    summary = run(args.paths, moves=moves, mode=mode, compat=args.compat, jobs=args.jobs,
-                  exclude=args.exclude, progress=progress_bar(),
-                  on_outcome=_announcer(mode, sys.stdout), max_size=args.max_file_size,
-                  break_links=args.break_hardlinks)
+    with reporting(PROG, enabled=not args.quiet), task(_PROGRESS[mode], unit="files") as job:
+        summary = run(args.paths, moves=moves, mode=mode, compat=args.compat, jobs=args.jobs,
+                      exclude=args.exclude,
+                      progress=lambda done, total: job.update(done, total=total),
+                      on_outcome=_announcer(mode, sys.stdout), max_size=args.max_file_size,
+                      break_links=args.break_hardlinks)
     return _report(summary, mode, args.format, sys.stdout)
 
 

@@ -25,7 +25,7 @@ def test_help_lists_every_subcommand(capsys: pytest.CaptureFixture[str]) -> None
     assert main(["--help"]) == 0
     out = capsys.readouterr().out
     for name, (_, summary) in SUBCOMMANDS.items():
-        assert f"  {name:<10}{summary}" in out
+        assert f"  {name:<11}{summary}" in out
 
 
 @pytest.mark.parametrize(("argv", "message"), [
@@ -127,10 +127,10 @@ def test_every_subcommand_has_the_shared_main_signature(name: str) -> None:
 
 
 SHARED_OPTIONS = {
-    "migrate": ("--jobs N, -j N", "--format {text,json,github}"),
-    "check": ("--jobs N, -j N", "--format {text,json}"),
+    "migrate": ("--jobs N, -j N", "--format {text,json,github,sarif}"),
+    "check": ("--jobs N, -j N", "--format {text,json,sarif}"),
     "moves": ("--jobs N, -j N", "--format {toml,json}"),
-    "validate": ("--format {text,json}",),
+    "validate": ("--format {text,json,sarif}",),
 }
 
 
