@@ -8,7 +8,8 @@ A fence's info string says how its block is checked (GitHub shows only the first
 - ``python before`` then ``python after FLAGS``: ``auxcheck migrate FLAGS`` turns the first into
   the second, which is type-checked;
 - any other ``python`` block: type-checked with ``mypy --strict`` against the shipped stubs, where
-  a line ending ``# error: ... [code]`` must get exactly that error and no other line any;
+  a line ending ``# error: ... [code]`` must get exactly that error and no other line any; and
+  with pyright (standard mode), which must report on exactly those lines;
 - ``console`` / ``bash``: every command line uses commands, options, targets and extras that
   exist (``console run``: run from a folder holding ``examples/``, printing what the block shows);
   output lines are checked as ``text`` is;
@@ -37,6 +38,7 @@ from pathlib import Path
 import pytest
 import torch  # noqa: F401
 from helpers.paths import EXAMPLES, PACKAGE, REPO, TESTS, TORCH_STANDIN
+from helpers.pyright import run_pyright
 
 import auxcheck._suite.item_runs
 import auxcheck.machine
@@ -308,6 +310,32 @@ def test_a_python_block_type_checks_with_exactly_its_marked_errors(
     """
     name = f"block_{TYPED_BLOCKS.index(block)}.py"
     assert sorted(mypy_errors[name]) == expected_errors(block), mypy_errors["output"]
+
+
+@pytest.fixture(scope="module")
+def pyright_lines(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[int]]:
+    """Returns the lines pyright (standard mode) reports on per file, from one run over the
+    files the mypy run checks, with the same torch stand-in."""
+    folder = tmp_path_factory.mktemp("docs-pyright")
+    write_samples(folder)
+    files = [folder / "my_plugin.py", folder / "my_model.py"]
+    for index, block in enumerate(TYPED_BLOCKS):
+        files.append(folder / f"block_{index}.py")
+        files[-1].write_text(block.text)
+    run = run_pyright(files, root=folder, settings={"stubPath": str(TORCH_STANDIN)})
+    return {path.name: sorted({found.line for found in run.in_file(path)}) for path in files}
+
+
+@pytest.mark.slow
+@params(TYPED_BLOCKS)
+def test_a_python_block_gets_pyright_errors_exactly_where_mypy_does(
+        block: Block, pyright_lines: dict[str, list[int]]) -> None:
+    """pyright reports on exactly the lines a block marks for mypy (none on most blocks),
+    and nothing on the modules the samples import."""
+    name = f"block_{TYPED_BLOCKS.index(block)}.py"
+    expected = sorted({line for line, _ in expected_errors(block)})
+    assert (pyright_lines[name], pyright_lines["my_plugin.py"], pyright_lines["my_model.py"]) == (
+        expected, [], [])
 
 
 @pytest.fixture

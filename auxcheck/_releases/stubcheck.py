@@ -377,7 +377,8 @@ def _compare_methods(where: str, stub: ClassInfo, source: ClassInfo) -> list[Mis
         if name not in source.methods:
             found.append(Mismatch(f"{where}.{name}", "the stub declares a method the source lacks"))
         else:
-            found += _compare_function(f"{where}.{name}", stub.methods[name], source.methods[name])
+            found += _compare_function(f"{where}.{name}", stub.methods[name], source.methods[name],
+                                       protocol=stub.is_protocol and source.is_protocol)
     return found
 
 
@@ -410,12 +411,13 @@ def _fields(info: ClassInfo) -> str:
     return "(" + ", ".join(name + ("=..." if default else "") for name, default in info.fields) + ")"
 
 
-def _compare_function(where: str, stub: FunctionInfo, source: FunctionInfo) -> list[Mismatch]:
+def _compare_function(where: str, stub: FunctionInfo, source: FunctionInfo, *,
+                      protocol: bool = False) -> list[Mismatch]:
     found = [Mismatch(where, message) for message in _function_messages(stub, source)]
     for index in range(max(len(stub.params), len(source.params))):
         found += [
             Mismatch(where, message)
-            for message in _param_messages(index, stub.params, source.params)
+            for message in _param_messages(index, stub.params, source.params, protocol=protocol)
         ]
     return found
 
@@ -429,8 +431,14 @@ def _function_messages(stub: FunctionInfo, source: FunctionInfo) -> Iterator[str
                f"{sorted(source.decorators & relevant)} in the source")
 
 
+_POSITIONAL_NARROWING = ("POSITIONAL_ONLY", "POSITIONAL_OR_KEYWORD")
+"""(stub kind, source kind) a Protocol method's parameter may differ by: SGLang calls the
+contract's methods positionally, and a positional-only stub parameter lets implementations
+name theirs freely (pyright compares the names of positional-or-keyword parameters)."""
+
+
 def _param_messages(
-    index: int, stub: Sequence[Param], source: Sequence[Param]
+    index: int, stub: Sequence[Param], source: Sequence[Param], *, protocol: bool = False
 ) -> Iterator[str]:
     if index >= len(source):
         yield f"extra parameter {stub[index].name!r}: the source has no such parameter"
@@ -441,7 +449,8 @@ def _param_messages(
     ours, theirs = stub[index], source[index]
     if ours.name != theirs.name:
         yield f"parameter {index + 1} is {ours.name!r} in the stub, {theirs.name!r} in the source"
-    if ours.kind != theirs.kind:
+    if ours.kind != theirs.kind and not (protocol and (ours.kind, theirs.kind) ==
+                                         _POSITIONAL_NARROWING):
         yield f"parameter {ours.name!r} is {ours.kind} in the stub, {theirs.kind} in the source"
     yield from _default_messages(ours, theirs)
 

@@ -227,10 +227,11 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     """Serves the fake SGLang of one layout and a stand-in for every other module."""
 
     def __init__(self, layout: str) -> None:
-        self.classes = {name: type(name, (), {}) for name in (*MOVED, "SamplingObserver")}
+        self.classes = {name: type(name, (), {})
+                        for name in (*MOVED, "SamplingObserver", "append_auxiliary_output")}
         self.contents = {
             OLD: ("SamplingObserver",) if layout == "new" else (*MOVED, "SamplingObserver"),
-            NEW: MOVED if layout == "new" else None,
+            NEW: (*MOVED, "append_auxiliary_output") if layout == "new" else None,
         }
 
     def find_spec(self, fullname: str, path: Sequence[str] | None,

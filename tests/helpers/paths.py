@@ -5,7 +5,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-__all__ = ["EXAMPLES", "PACKAGE", "REPO", "RUFF", "STUBS", "TESTS", "TORCH_STANDIN", "TYPED"]
+__all__ = ["EXAMPLES", "PACKAGE", "PYRIGHT", "REPO", "RUFF", "STUBS", "TESTS", "TORCH_STANDIN",
+           "TYPED"]
 
 REPO = Path(__file__).resolve().parents[2]
 """The root of the checkout."""
@@ -29,3 +30,6 @@ TORCH_STANDIN = TYPED / "_torch"
 
 RUFF = Path(sys.executable).with_name("ruff")
 """The ruff installed next to this Python (the project's virtual environment)."""
+
+PYRIGHT = Path(sys.executable).with_name("pyright")
+"""The pyright installed next to this Python (the ``test`` extra pins its version)."""

@@ -31,8 +31,9 @@ from helpers.compat_corpus import (
     inject,
 )
 from helpers.migration import MOVES
-from helpers.paths import RUFF
+from helpers.paths import RUFF, TORCH_STANDIN
 from helpers.plugin_sources import NEW, OLD
+from helpers.pyright import run_pyright
 from helpers.releases import REAL_CACHE, real_tree
 
 from auxcheck.migrate.transform import migrate_source
@@ -42,6 +43,7 @@ CHUNKS = 8
 CORPUS_SIZE = 320
 RUFF_SELECT = "F401,F811,F821,F823"
 _NAMED = re.compile(r"`([^`]*)`")
+_QUOTED = re.compile(r'"([^"]*)"')
 
 
 @cache
@@ -87,6 +89,19 @@ def _ruff(folder: Path) -> dict[str, Counter[tuple[str, str]]]:
     return found
 
 
+def _pyright(folder: Path) -> dict[str, Counter[tuple[str, str]]]:
+    """Returns {file stem: (rule, name) counts} of pyright's diagnostics for every file under
+    ``folder``, one run in standard mode (SGLang's own imports unresolved alike in and out)."""
+    files = sorted(folder.rglob("*.py"))
+    run = run_pyright(files, root=folder / "pyright", settings={"stubPath": str(TORCH_STANDIN)})
+    found: dict[str, Counter[tuple[str, str]]] = {}
+    for item in run.diagnostics:
+        named = _QUOTED.search(item.message)
+        key = str(item.path.relative_to(folder.resolve()).with_suffix(""))
+        found.setdefault(key, Counter())[(item.rule, named.group(1) if named else "")] += 1
+    return found
+
+
 def test_the_corpus_holds_a_few_hundred_files_and_every_form() -> None:
     """The corpus is a few hundred real files, and each form is injected into some."""
     chosen = corpus()
@@ -94,11 +109,13 @@ def test_the_corpus_holds_a_few_hundred_files_and_every_form() -> None:
     assert {form.id for _, _, form in chosen} == {form.id for form in FORMS}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("chunk", range(CHUNKS))
 def test_compat_output_imports_on_both_layouts_and_adds_no_lint(
         chunk: int, tmp_path: Path) -> None:
-    """Each --compat output compiles, adds no ruff F401/F811/F821/F823 and binds every
-    moved name on the old and the new layout."""
+    """Each --compat output compiles, adds no ruff F401/F811/F821/F823 and no pyright
+    diagnostic (standard mode: no name possibly unbound, no attribute the stubs lack), and
+    binds every moved name on the old and the new layout."""
     if not RUFF.exists():
         pytest.skip("ruff is not installed next to the interpreter")
     problems: list[str] = []
@@ -114,10 +131,14 @@ def test_compat_output_imports_on_both_layouts_and_adds_no_lint(
             (tmp_path / kind / f"{index}.py").write_text(text, encoding="utf-8")
         written[str(index)] = (name, result.text, form)
     lint = _ruff(tmp_path)
+    typed = _pyright(tmp_path)
     for stem, (name, text, form) in written.items():
         added = lint.get(f"out/{stem}", Counter()) - lint.get(f"in/{stem}", Counter())
         if added:
             problems.append(f"{name} [{form.id}]: ruff adds {sorted(added)}")
+        added = typed.get(f"out/{stem}", Counter()) - typed.get(f"in/{stem}", Counter())
+        if added:
+            problems.append(f"{name} [{form.id}]: pyright adds {sorted(added)}")
         function = any(piece.place == "function" for piece in form.pieces)
         for layout in LAYOUTS:
             run = bound_uses(text, layout, function=function)

@@ -84,21 +84,28 @@ def _unchanged(id: str, source: str, *, typed: bool = True) -> Form:
 
 
 def _fallback(body: str, new: str = NEW, old: str = OLD, guard: str = "TYPE_CHECKING") -> str:
-    """Returns the --compat try/except of ``from new import body`` at the top level."""
-    return (f"try:\n    from {new} import {body}\nexcept ImportError:\n"
-            f"    if not {guard}:\n        from {old} import {body}\n")
+    """Returns the --compat block of ``from new import body`` at the top level."""
+    return (f"if {guard}:\n    from {new} import {body}\nelse:\n    try:\n"
+            f"        from {new} import {body}\n    except ImportError:\n"
+            f"        from {old} import {body}\n")
 
 
 WRAPPED_THREE = "(\n    CommittedTokens,\n    DeviceAuxiliaryOutput,\n    HostAuxiliaryOutput,\n)"
 WRAPPED_THREE_COMPAT = f"""\
-try:
+if TYPE_CHECKING:
     from {NEW} import (
         CommittedTokens,
         DeviceAuxiliaryOutput,
         HostAuxiliaryOutput,
     )
-except ImportError:
-    if not TYPE_CHECKING:
+else:
+    try:
+        from {NEW} import (
+            CommittedTokens,
+            DeviceAuxiliaryOutput,
+            HostAuxiliaryOutput,
+        )
+    except ImportError:
         from {OLD} import (
             CommittedTokens,
             DeviceAuxiliaryOutput,
@@ -164,10 +171,12 @@ FORMS = [
         from {OLD} import SamplingObserver
         from sglang.srt.utils import get_bool_env_var
 
-        try:
+        if TYPE_CHECKING:
             from {NEW} import CommittedTokens
-        except ImportError:
-            if not TYPE_CHECKING:
+        else:
+            try:
+                from {NEW} import CommittedTokens
+            except ImportError:
                 from {OLD} import CommittedTokens
 
         USED = [os, ScheduleBatch, CommittedTokens, SamplingObserver, get_bool_env_var]
@@ -648,7 +657,7 @@ def test_each_form_is_rewritten_as_specified(form: Form) -> None:
 
 @pytest.mark.parametrize("form", EXACT_COMPAT, ids=[form.id for form in EXACT_COMPAT])
 def test_compat_writes_a_fallback_mypy_does_not_see(form: Form) -> None:
-    """A plain import row's --compat output is exactly the try: new / except: old form."""
+    """A plain import row's --compat output is exactly the if TYPE_CHECKING / try form."""
     assert output(form, "compat") == form.compat
 
 

@@ -79,8 +79,9 @@ COMPAT_PRAGMAS = {
         (f"import os\n# fmt: off\nfrom {OLD} import SamplingObserver, CommittedTokens\n"
         "import sys\n# fmt: on\n\nx = (os, sys, SamplingObserver, CommittedTokens)\n"),
         (f"import os\nfrom typing import TYPE_CHECKING\n# fmt: off\nfrom {OLD} import "
-        f"SamplingObserver\n\ntry:\n    from {NEW} import CommittedTokens\nexcept ImportError:\n"
-        f"    if not TYPE_CHECKING:\n        from {OLD} import CommittedTokens\nimport sys\n"
+        f"SamplingObserver\n\nif TYPE_CHECKING:\n    from {NEW} import CommittedTokens\nelse:\n"
+        f"    try:\n        from {NEW} import CommittedTokens\n    except ImportError:\n"
+        f"        from {OLD} import CommittedTokens\nimport sys\n"
         "# fmt: on\n\nx = (os, sys, SamplingObserver, CommittedTokens)\n")),
 }
 

@@ -82,10 +82,12 @@ CASES = {
         try:
             from $NEW import CommittedTokens
 
-            try:
+            if TYPE_CHECKING:
                 from $NEW import HostAuxiliaryOutput
-            except ImportError:
-                if not TYPE_CHECKING:
+            else:
+                try:
+                    from $NEW import HostAuxiliaryOutput
+                except ImportError:
                     from $OLD import HostAuxiliaryOutput
         except ImportError:
             from $OLD import CommittedTokens, HostAuxiliaryOutput
@@ -120,10 +122,12 @@ CASES = {
 
         import $OLD as so
 
-        try:
+        if TYPE_CHECKING:
             import $NEW as auxiliary_output
-        except ImportError:
-            if not TYPE_CHECKING:
+        else:
+            try:
+                import $NEW as auxiliary_output
+            except ImportError:
                 import $OLD as auxiliary_output
 
         try:
@@ -161,10 +165,12 @@ CASES = {
 
         import $OLD as so
 
-        try:
+        if TYPE_CHECKING:
             import $NEW as auxiliary_output
-        except ImportError:
-            if not TYPE_CHECKING:
+        else:
+            try:
+                import $NEW as auxiliary_output
+            except ImportError:
                 import $OLD as auxiliary_output
 
         try:
@@ -238,14 +244,18 @@ CASES = {
             import $OLD as so
         except ImportError:
             import my_fallback as so
-            if not TYPE_CHECKING:
+            if TYPE_CHECKING:
+                import $NEW as auxiliary_output
+            else:
                 auxiliary_output = so
         try:
             import $NEW as auxiliary_output_
             import $OLD as so2
         except ImportError:
             so2 = None
-            if not TYPE_CHECKING:
+            if TYPE_CHECKING:
+                import $NEW as auxiliary_output_
+            else:
                 auxiliary_output_ = so2
 
         x = auxiliary_output.CommittedTokens
@@ -260,26 +270,34 @@ CASES = {
         try:
             import $OLD as so
 
-            try:
+            if TYPE_CHECKING:
                 import $NEW as auxiliary_output
-            except ImportError:
-                if not TYPE_CHECKING:
+            else:
+                try:
+                    import $NEW as auxiliary_output
+                except ImportError:
                     import $OLD as auxiliary_output
         except ImportError:
             import my_fallback as so
-            if not TYPE_CHECKING:
+            if TYPE_CHECKING:
+                import $NEW as auxiliary_output
+            else:
                 auxiliary_output = so
         try:
             import $OLD as so2
 
-            try:
+            if TYPE_CHECKING:
                 import $NEW as auxiliary_output_
-            except ImportError:
-                if not TYPE_CHECKING:
+            else:
+                try:
+                    import $NEW as auxiliary_output_
+                except ImportError:
                     import $OLD as auxiliary_output_
         except ImportError:
             so2 = None
-            if not TYPE_CHECKING:
+            if TYPE_CHECKING:
+                import $NEW as auxiliary_output_
+            else:
                 auxiliary_output_ = so2
 
         x = auxiliary_output.CommittedTokens
@@ -310,7 +328,9 @@ CASES = {
             import $OLD as so
         except ImportError:
             import my_fallback as so
-            if not typing.TYPE_CHECKING:
+            if typing.TYPE_CHECKING:
+                import $NEW as auxiliary_output
+            else:
                 auxiliary_output = so
 
         x = auxiliary_output.CommittedTokens
@@ -324,14 +344,18 @@ CASES = {
         try:
             import $OLD as so
 
-            try:
+            if typing.TYPE_CHECKING:
                 import $NEW as auxiliary_output
-            except ImportError:
-                if not typing.TYPE_CHECKING:
+            else:
+                try:
+                    import $NEW as auxiliary_output
+                except ImportError:
                     import $OLD as auxiliary_output
         except ImportError:
             import my_fallback as so
-            if not typing.TYPE_CHECKING:
+            if typing.TYPE_CHECKING:
+                import $NEW as auxiliary_output
+            else:
                 auxiliary_output = so
 
         x = auxiliary_output.CommittedTokens
@@ -357,10 +381,12 @@ CASES = {
         src("""\
         from typing import TYPE_CHECKING
 
-        try:
+        if TYPE_CHECKING:
             from $NEW import CommittedTokens
-        except ImportError:
-            if not TYPE_CHECKING:
+        else:
+            try:
+                from $NEW import CommittedTokens
+            except ImportError:
                 from $OLD import CommittedTokens
 
         import os
@@ -399,19 +425,23 @@ CASES = {
         import sys
         from $OLD import SamplingObserver
 
-        try:
+        if TYPE_CHECKING:
             from $NEW import CommittedTokens
-        except ImportError:
-            if not TYPE_CHECKING:
+        else:
+            try:
+                from $NEW import CommittedTokens
+            except ImportError:
                 from $OLD import CommittedTokens
         import os
         # isort: on
         import abc
 
-        try:
+        if TYPE_CHECKING:
             from $NEW import HostAuxiliaryOutput
-        except ImportError:
-            if not TYPE_CHECKING:
+        else:
+            try:
+                from $NEW import HostAuxiliaryOutput
+            except ImportError:
                 from $OLD import HostAuxiliaryOutput
         x = (os, sys, zlib, abc, SamplingObserver, CommittedTokens, HostAuxiliaryOutput)
         """),
@@ -441,10 +471,12 @@ CASES = {
         import zlib
         from typing import TYPE_CHECKING
 
-        try:
+        if TYPE_CHECKING:
             from $NEW import CommittedTokens
-        except ImportError:
-            if not TYPE_CHECKING:
+        else:
+            try:
+                from $NEW import CommittedTokens
+            except ImportError:
                 from $OLD import CommittedTokens
         # isort: split
         import abc
@@ -470,10 +502,12 @@ CASES = {
         from typing import TYPE_CHECKING
         import $OLD as so  # isort: skip
 
-        try:
+        if TYPE_CHECKING:
             import $NEW as auxiliary_output
-        except ImportError:
-            if not TYPE_CHECKING:
+        else:
+            try:
+                import $NEW as auxiliary_output
+            except ImportError:
                 import $OLD as auxiliary_output
         import abc
         x = (zlib, abc, auxiliary_output.CommittedTokens, so.SamplingObserver)
@@ -502,10 +536,12 @@ CASES = {
         def f():
             from typing import TYPE_CHECKING
 
-            try:
+            if TYPE_CHECKING:
                 from $NEW import CommittedTokens
-            except ImportError:
-                if not TYPE_CHECKING:
+            else:
+                try:
+                    from $NEW import CommittedTokens
+                except ImportError:
                     from $OLD import CommittedTokens
             return TYPE_CHECKING, CommittedTokens
 
@@ -638,10 +674,12 @@ CASES = {
 
         import $OLD
 
-        try:
+        if typing.TYPE_CHECKING:
             import $NEW as auxiliary_output
-        except ImportError:
-            if not typing.TYPE_CHECKING:
+        else:
+            try:
+                import $NEW as auxiliary_output
+            except ImportError:
                 import $OLD as auxiliary_output
 
         X: TypeAlias = "auxiliary_output.CommittedTokens"
@@ -691,10 +729,12 @@ CASES = {
 
         import $OLD as so
 
-        try:
+        if TYPE_CHECKING:
             import $NEW as auxiliary_output
-        except ImportError:
-            if not TYPE_CHECKING:
+        else:
+            try:
+                import $NEW as auxiliary_output
+            except ImportError:
                 import $OLD as auxiliary_output
 
         keep = so.SamplingObserver
@@ -726,10 +766,12 @@ CASES = {
         from typing import TYPE_CHECKING
         from unittest import mock
 
-        try:
+        if TYPE_CHECKING:
             from $NEW import CommittedTokens
-        except ImportError:
-            if not TYPE_CHECKING:
+        else:
+            try:
+                from $NEW import CommittedTokens
+            except ImportError:
                 from $OLD import CommittedTokens
 
         suffix = ".__init__"
@@ -756,10 +798,12 @@ CASES = {
 
         import $OLD
 
-        try:
+        if TYPE_CHECKING:
             import $NEW as auxiliary_output
-        except ImportError:
-            if not TYPE_CHECKING:
+        else:
+            try:
+                import $NEW as auxiliary_output
+            except ImportError:
                 import $OLD as auxiliary_output
 
         a: "auxiliary_output.CommittedTokens | None" = None
@@ -908,11 +952,14 @@ CASES = {
             SamplingObserver as SO,  # so comment
         )  # closing
 
-        try:
+        if TYPE_CHECKING:
             from $NEW import CommittedTokens as CT  # ct comment
             from $NEW import HostAuxiliaryOutput  # host comment
-        except ImportError:
-            if not TYPE_CHECKING:
+        else:
+            try:
+                from $NEW import CommittedTokens as CT  # ct comment
+                from $NEW import HostAuxiliaryOutput  # host comment
+            except ImportError:
                 from $OLD import CommittedTokens as CT  # ct comment
                 from $OLD import HostAuxiliaryOutput  # host comment
         # trailing comment
@@ -949,7 +996,7 @@ CASES = {
         src("""\
         from typing import TYPE_CHECKING
 
-        try:
+        if TYPE_CHECKING:
             from $NEW import (  # opening
                 # standalone before first
                 CommittedTokens,  # ct
@@ -957,8 +1004,16 @@ CASES = {
                 HostAuxiliaryOutput,
                 # standalone last
             )  # closing
-        except ImportError:
-            if not TYPE_CHECKING:
+        else:
+            try:
+                from $NEW import (  # opening
+                    # standalone before first
+                    CommittedTokens,  # ct
+                    # standalone middle
+                    HostAuxiliaryOutput,
+                    # standalone last
+                )  # closing
+            except ImportError:
                 from $OLD import (  # opening
                     # standalone before first
                     CommittedTokens,  # ct
@@ -993,10 +1048,12 @@ CASES = {
 
         import $OLD as so
 
-        try:
+        if TYPE_CHECKING:
             import $NEW as auxiliary_output
-        except ImportError:
-            if not TYPE_CHECKING:
+        else:
+            try:
+                import $NEW as auxiliary_output
+            except ImportError:
                 import $OLD as auxiliary_output
 
         a = (auxiliary_output  # comment
@@ -1021,10 +1078,12 @@ CASES = {
         import sys
         import os
         from typing import TYPE_CHECKING
-        try:
+        if TYPE_CHECKING:
             from $NEW import CommittedTokens  #isort:skip
-        except ImportError:
-            if not TYPE_CHECKING:
+        else:
+            try:
+                from $NEW import CommittedTokens  #isort:skip
+            except ImportError:
                 from $OLD import CommittedTokens  #isort:skip
         x = (os, sys, CommittedTokens)
         """),
@@ -1049,10 +1108,12 @@ CASES = {
         from $OLD import (
                       SamplingObserver)  # fmt: skip
 
-        try:
+        if TYPE_CHECKING:
             from $NEW import CommittedTokens
-        except ImportError:
-            if not TYPE_CHECKING:
+        else:
+            try:
+                from $NEW import CommittedTokens
+            except ImportError:
                 from $OLD import CommittedTokens
         x = (sys, SamplingObserver, CommittedTokens)
         """),
@@ -1076,10 +1137,12 @@ CASES = {
         import zlib
         from typing import TYPE_CHECKING
 
-        try:
+        if TYPE_CHECKING:
             from $NEW import CommittedTokens  # isort: split
-        except ImportError:
-            if not TYPE_CHECKING:
+        else:
+            try:
+                from $NEW import CommittedTokens  # isort: split
+            except ImportError:
                 from $OLD import CommittedTokens  # isort: split
         import abc
 
@@ -1148,10 +1211,12 @@ CASES = {
         src("""\
         from typing import TYPE_CHECKING
 
-        try:
+        if TYPE_CHECKING:
             import $NEW as auxiliary_output
-        except ImportError:
-            if not TYPE_CHECKING:
+        else:
+            try:
+                import $NEW as auxiliary_output
+            except ImportError:
                 import $OLD as auxiliary_output
 
 
@@ -1199,10 +1264,12 @@ CASES = {
 
 
         def moved():
-            try:
+            if TYPE_CHECKING:
                 import $NEW as auxiliary_output
-            except ImportError:
-                if not TYPE_CHECKING:
+            else:
+                try:
+                    import $NEW as auxiliary_output
+                except ImportError:
                     import $OLD as auxiliary_output
 
             return auxiliary_output.CommittedTokens
@@ -1250,10 +1317,12 @@ CASES = {
 
 
         def moved():
-            try:
+            if TYPE_CHECKING:
                 import $NEW as auxiliary_output
-            except ImportError:
-                if not TYPE_CHECKING:
+            else:
+                try:
+                    import $NEW as auxiliary_output
+                except ImportError:
                     import $OLD as auxiliary_output
 
             return auxiliary_output.CommittedTokens
@@ -1299,10 +1368,12 @@ CASES = {
         src("""\
         from typing import TYPE_CHECKING
 
-        try:
+        if TYPE_CHECKING:
             import $NEW as auxiliary_output
-        except ImportError:
-            if not TYPE_CHECKING:
+        else:
+            try:
+                import $NEW as auxiliary_output
+            except ImportError:
                 import $OLD as auxiliary_output
 
 
@@ -1344,10 +1415,12 @@ CASES = {
         src("""\
         from typing import TYPE_CHECKING
 
-        try:
+        if TYPE_CHECKING:
             import $NEW as auxiliary_output
-        except ImportError:
-            if not TYPE_CHECKING:
+        else:
+            try:
+                import $NEW as auxiliary_output
+            except ImportError:
                 import $OLD as auxiliary_output
 
 
@@ -1424,10 +1497,12 @@ CASES = {
 
         from $OLD import *  # noqa: F403
 
-        try:
+        if TYPE_CHECKING:
             from $NEW import CommittedTokens
-        except ImportError:
-            if not TYPE_CHECKING:
+        else:
+            try:
+                from $NEW import CommittedTokens
+            except ImportError:
                 from $OLD import CommittedTokens
 
 

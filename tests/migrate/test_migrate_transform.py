@@ -523,10 +523,12 @@ COMPAT = {
 
         from {OLD} import SamplingObserver
 
-        try:
+        if TYPE_CHECKING:
             from {NEW} import CommittedTokens
-        except ImportError:
-            if not TYPE_CHECKING:
+        else:
+            try:
+                from {NEW} import CommittedTokens
+            except ImportError:
                 from {OLD} import CommittedTokens
 
         x = 1
@@ -541,10 +543,12 @@ COMPAT = {
         f"""\
         from typing import TYPE_CHECKING
 
-        try:
+        if TYPE_CHECKING:
             import {NEW} as so
-        except ImportError:
-            if not TYPE_CHECKING:
+        else:
+            try:
+                import {NEW} as so
+            except ImportError:
                 import {OLD} as so
 
         x = so.CommittedTokens
@@ -559,10 +563,12 @@ COMPAT = {
         """\
         from typing import TYPE_CHECKING
 
-        try:
+        if TYPE_CHECKING:
             from sglang.srt.managers import auxiliary_output
-        except ImportError:
-            if not TYPE_CHECKING:
+        else:
+            try:
+                from sglang.srt.managers import auxiliary_output
+            except ImportError:
                 from sglang.srt.sampling import sampling_observer as auxiliary_output
 
         x = auxiliary_output.CommittedTokens
@@ -578,14 +584,20 @@ COMPAT = {
 
 
         def f():
-            try:
+            if TYPE_CHECKING:
                 from {NEW} import CommittedTokens as CT
                 from {NEW} import (
                     DeviceAuxiliaryOutput,
                     HostAuxiliaryOutput,
                 )
-            except ImportError:
-                if not TYPE_CHECKING:
+            else:
+                try:
+                    from {NEW} import CommittedTokens as CT
+                    from {NEW} import (
+                        DeviceAuxiliaryOutput,
+                        HostAuxiliaryOutput,
+                    )
+                except ImportError:
                     from {OLD} import CommittedTokens as CT
                     from {OLD} import (
                         DeviceAuxiliaryOutput,

@@ -44,6 +44,9 @@ MATCHING = [
     pytest.param("def f(a: int = ...) -> None: ...", "def f(a=3): pass", id="ellipsis-default"),
     pytest.param("class C(Protocol):\n    def m(self) -> None: ...",
                  "class C(Protocol):\n    def m(self):\n        '''Doc.'''", id="protocol"),
+    pytest.param("class C(Protocol):\n    def m(self, x: int, /) -> None: ...",
+                 "class C(Protocol):\n    def m(self, x): pass",
+                 id="protocol-method-positional-only-in-the-stub"),
     pytest.param("@dataclass(frozen=True)\nclass C:\n    a: int\n    b: int = ...",
                  "@dataclass(frozen=True, slots=True)\nclass C:\n    a: int\n    b: int = 2",
                  id="dataclass-slots-ignored"),
@@ -94,6 +97,15 @@ MISMATCHING = [
     pytest.param("def f(*, a: int) -> None: ...", "def f(a): pass",
                  [("m:f: parameter 'a' is KEYWORD_ONLY in the stub, POSITIONAL_OR_KEYWORD in "
                    "the source")], id="wrong-kind"),
+    pytest.param("def f(a: int, /) -> None: ...", "def f(a): pass",
+                 [("m:f: parameter 'a' is POSITIONAL_ONLY in the stub, POSITIONAL_OR_KEYWORD in "
+                   "the source")], id="positional-only-outside-a-protocol"),
+    pytest.param("class C:\n    def m(self, a: int, /) -> None: ...",
+                 "class C:\n    def m(self, a): pass",
+                 [("m:C.m: parameter 'self' is POSITIONAL_ONLY in the stub, "
+                   "POSITIONAL_OR_KEYWORD in the source"),
+                  ("m:C.m: parameter 'a' is POSITIONAL_ONLY in the stub, POSITIONAL_OR_KEYWORD "
+                   "in the source")], id="positional-only-in-a-plain-class"),
     pytest.param("def f(copy: int) -> None: ...", "def f(copy_tensor): pass",
                  ["m:f: parameter 1 is 'copy' in the stub, 'copy_tensor' in the source"],
                  id="renamed-parameter"),
@@ -235,8 +247,8 @@ MUTATIONS = [
                  "Sequence[CommittedTokens | None]) -> None: ...\n", "HostAuxiliaryOutput, ...]\n",
                  "sglang.srt.managers.auxiliary_output:CompositeHostAuxiliaryOutput.consume: "
                  "missing method: the source defines it", id="missing-method"),
-    pytest.param("srt/sampling/sampling_observer.pyi", "token_ids: torch.Tensor)",
-                 "token_ids: torch.Tensor, extra: int)",
+    pytest.param("srt/sampling/sampling_observer.pyi", "token_ids: torch.Tensor, /",
+                 "token_ids: torch.Tensor, extra: int, /",
                  "sglang.srt.sampling.sampling_observer:SamplingObserver.after_sample: extra "
                  "parameter 'extra': the source has no such parameter", id="extra-parameter"),
     pytest.param("srt/sampling/sampling_observer_pp.pyi", "output: DeviceAuxiliaryOutput | None\n",

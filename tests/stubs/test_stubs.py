@@ -1,4 +1,4 @@
-"""Tests for the sglang stubs: typed cases under mypy --strict, with SGLang absent and installed.
+"""Tests for the sglang stubs: typed cases under mypy --strict and pyright, SGLang absent and installed.
 
 The cases in tests/typed are type-checked, never run (typeshed's manner): a pass case
 must type-check cleanly, and a fail case marks every expected error with
@@ -6,10 +6,16 @@ must type-check cleanly, and a fail case marks every expected error with
 into a failure. One mypy run per scenario checks every case; each case's result is its
 own test. torch is replaced by a small stand-in stub (tests/typed/_torch) because mypy
 needs ~30 s to analyse the real torch cold; benchmarks/bench_stubs.py uses real torch.
+
+pyright (standard mode, ``# type: ignore`` comments not honoured) checks the same cases, one
+run per scenario: a pass case gets no diagnostic, and in a fail case pyright reports an
+error in each statement mypy's markers mark and nowhere else. A statement pyright cannot
+find wrong is listed in :data:`PYRIGHT_MISSES` with the reason, and the list is checked.
 """
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import os
 import re
@@ -20,6 +26,7 @@ from pathlib import Path
 
 import pytest
 from helpers.paths import STUBS, TORCH_STANDIN, TYPED
+from helpers.pyright import PyrightRun, run_pyright
 
 from auxcheck._releases.stubcheck import PINNED_SGLANG_VERSION, find_stubs_dir
 
@@ -29,6 +36,7 @@ SCENARIO_CASES = {
     for scenario in ("absent", "installed")
 }
 ERROR_LINE = re.compile(r"^(?P<path>[^:\s]+\.py):(?P<line>\d+): error: .*\[(?P<code>[a-z-]+)\]$")
+MYPY_MARKER = re.compile(r"# type: ignore\[[a-z-]+(?:, *[a-z-]+)*\]")
 
 # An untyped SGLang look-alike (no py.typed), laid out like the real one: sglang/srt
 # and below are namespace packages. It still defines the names that moved in 0.5.20
@@ -203,3 +211,127 @@ def test_metadata_states_the_described_release() -> None:
 def test_installed_stubs_are_these_stubs() -> None:
     """The stubs mypy finds through the installed auxcheck are the ones in this checkout."""
     assert find_stubs_dir().resolve() == STUBS
+
+
+# -- pyright -----------------------------------------------------------------------------------
+
+PYRIGHT_SETTINGS = {
+    "stubPath": str(TORCH_STANDIN),
+    # Every error counts: the markers are mypy's expectations, compared below, not pyright's.
+    "enableTypeIgnoreComments": False,
+}
+PYRIGHT_MISSES = {
+    ("installed/partial_installed.py", "import sglang.srt.server_args"): (
+        "mypy's import-untyped: pyright reads an untyped package's source instead "
+        "(reportMissingTypeStubs is off in standard mode), so there is nothing to report"),
+}
+"""(case, text of the statement) -> why pyright reports nothing where mypy's marker is."""
+
+
+def _marked_statements(case: Path) -> dict[int, tuple[int, int]]:
+    """Returns {line of a mypy marker: the lines of the statement it marks} for ``case`` (a
+    compound statement's header only: a ``def`` marked for its signature)."""
+    text = case.read_text()
+    spans: dict[int, tuple[int, int]] = {}
+    nodes = [node for node in ast.walk(ast.parse(text)) if isinstance(node, ast.stmt)]
+    for number, line in enumerate(text.splitlines(), 1):
+        if not MYPY_MARKER.search(line):
+            continue
+        spans[number] = min(
+            (_header(node) for node in nodes if _header(node)[0] <= number <= _header(node)[1]),
+            key=lambda span: span[1] - span[0])
+    return spans
+
+
+def _header(node: ast.stmt) -> tuple[int, int]:
+    body = getattr(node, "body", None)
+    end = body[0].lineno - 1 if isinstance(body, list) and body else node.end_lineno or node.lineno
+    return node.lineno, max(node.lineno, end)
+
+
+def _miss_lines(case: str) -> dict[int, str]:
+    """Returns {line: reason} for the statements of ``case`` listed in PYRIGHT_MISSES."""
+    lines = (TYPED / case).read_text().splitlines()
+    return {number: reason for (name, fragment), reason in PYRIGHT_MISSES.items() if name == case
+            for number, line in enumerate(lines, 1) if fragment in line}
+
+
+def pyright_problems(run: PyrightRun, case: str) -> list[str]:
+    """Returns where pyright disagrees with the mypy markers of ``case`` (empty: it agrees)."""
+    spans = _marked_statements(TYPED / case)
+    misses = _miss_lines(case)
+    found = run.in_file(TYPED / case)
+    problems = [f"pyright reports what mypy does not: {item}" for item in found
+                if not any(start <= item.line <= end for start, end in spans.values())]
+    for line, (start, end) in sorted(spans.items()):
+        hits = [item for item in found if start <= item.line <= end]
+        if line in misses and hits:
+            problems.append(f"line {line} is in PYRIGHT_MISSES but pyright finds it: {hits[0]}")
+        elif line not in misses and not hits:
+            problems.append(f"line {line}: mypy's marker, and no pyright error in lines "
+                            f"{start}-{end}")
+    return problems
+
+
+class PyrightRuns:
+    """Runs pyright once per scenario, on first use, like :class:`MypyRuns`."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.runs: dict[str, PyrightRun] = {}
+
+    def __getitem__(self, scenario: str) -> PyrightRun:
+        if scenario not in self.runs:
+            site_dir = _write_fake_sglang(self.root / "site") if scenario == "installed" else None
+            cases = [TYPED / case for case in COMMON_CASES + SCENARIO_CASES[scenario]]
+            self.runs[scenario] = run_pyright(cases, root=self.root / scenario,
+                                              settings=PYRIGHT_SETTINGS, site_dir=site_dir)
+        return self.runs[scenario]
+
+
+@pytest.fixture(scope="session")
+def pyright_runs(tmp_path_factory: pytest.TempPathFactory) -> PyrightRuns:
+    """Returns the per-scenario pyright runs over tests/typed, shared by the whole session."""
+    if importlib.util.find_spec("sglang") is not None:
+        pytest.skip("sglang is importable here, so the 'absent' scenario cannot be set up; "
+                    "run the suite in an environment without SGLang")
+    return PyrightRuns(tmp_path_factory.mktemp("pyright-stubs"))
+
+
+@pytest.mark.parametrize(("scenario", "case"), CASE_PARAMS)
+def test_typed_case_meets_its_expectations_under_pyright(
+    pyright_runs: PyrightRuns, scenario: str, case: str
+) -> None:
+    """Pass cases are clean under pyright; fail cases are errors exactly where mypy's are,
+    but for the misses listed with their reasons."""
+    assert pyright_problems(pyright_runs[scenario], case) == []
+
+
+@pytest.mark.parametrize("scenario", ["absent", "installed"])
+def test_each_scenario_pyright_run_analyses_every_case(
+    pyright_runs: PyrightRuns, scenario: str
+) -> None:
+    """pyright analysed every case file of the scenario (none silently left out)."""
+    assert pyright_runs[scenario].files == len(COMMON_CASES) + len(SCENARIO_CASES[scenario])
+
+
+def test_every_pyright_miss_names_a_marked_statement() -> None:
+    """Each listed miss names one statement mypy's markers mark, so no entry is stale."""
+    for case, fragment in PYRIGHT_MISSES:
+        lines = [line for line in (TYPED / case).read_text().splitlines() if fragment in line]
+        assert len(lines) == 1 and MYPY_MARKER.search(lines[0]), (case, fragment)
+
+
+def test_pyright_disagreements_with_the_markers_are_reported(tmp_path: Path) -> None:
+    """A marked statement pyright passes, and an error on an unmarked line, are both told."""
+    case = tmp_path / "case.py"
+    case.write_text(
+        "from sglang.srt.managers.auxiliary_output import append_auxiliary_output\n"
+        "x: int = 1  # type: ignore[assignment]\n"
+        "append_auxiliary_output(None)\n"
+    )
+    run = run_pyright([case], root=tmp_path / "run", settings=PYRIGHT_SETTINGS)
+    spans = _marked_statements(case)
+    found = run.in_file(case)
+    assert (spans, [(item.line, item.rule) for item in found]) == (
+        {2: (2, 2)}, [(3, "reportCallIssue")])

@@ -7,9 +7,9 @@ names), module imports with their attribute uses (``import old [as m]`` and
 ``from pkg import old``, each kept in the form the user wrote), dotted string targets
 and star imports, and writes each import the way the project's ruff or isort
 configuration (:mod:`auxcheck.migrate.style`) sorts and wraps it. With
-``compat=True`` it writes ``try: new / except ImportError: old`` instead, the old
-branch hidden from type checkers behind ``if not TYPE_CHECKING``, and dotted string
-targets name the module found at import time. :func:`migrate_source` runs it and
+``compat=True`` it writes ``if TYPE_CHECKING: new / else: try: new / except
+ImportError: old`` instead (type checkers see the new layout, the interpreter imports
+whichever it finds), and dotted string targets name the module found at import time. :func:`migrate_source` runs it and
 never raises: it returns a result saying whether the text changed, or why it failed.
 
 The package's modules, the codemod class's parts from the bottom up: ``nodes`` (what an

@@ -1,14 +1,21 @@
-"""--compat's ``try``/``except ImportError`` blocks; the user's own fallbacks kept working."""
+"""--compat's blocks; the user's own fallbacks kept working.
+
+An import of moved names becomes ``if TYPE_CHECKING: new / else: try: new / except
+ImportError: old``: type checkers follow only the first branch, so they see the new layout
+and every name bound (mypy and pyright alike), while the interpreter imports whichever layout
+the installed SGLang has.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
 import libcst as cst
 
+from auxcheck.migrate import style as _style
 from auxcheck.migrate.transform.guards import bound_names
-from auxcheck.migrate.transform.layout import own_lines
+from auxcheck.migrate.transform.layout import own_lines, parse_line
 from auxcheck.migrate.transform.nodes import (
     Addition,
     Kind,
@@ -19,15 +26,27 @@ from auxcheck.migrate.transform.nodes import (
 )
 from auxcheck.migrate.transform.writing import StatementWriter
 
-__all__ = ["CompatBlocks"]
+__all__ = ["CompatBlocks", "Renamed"]
 
 
 _Handler = TypeVar("_Handler", cst.ExceptHandler, cst.ExceptStarHandler)
 
 
+class Renamed(NamedTuple):
+    """An old-module alias whose moved uses the rewrite names otherwise."""
+
+    alias: str
+    """The user's alias (``so``)."""
+    module: str
+    """The new module its moved uses now name."""
+    name: str
+    """The name bound to that module (``auxiliary_output``)."""
+
+
 class CompatBlocks(StatementWriter):
-    """Writes an import as ``try: new / except ImportError: old``, and binds in the user's
-    import-error handlers the names the rewrite gives their aliases."""
+    """Writes an import as ``if TYPE_CHECKING: new / else: try: new / except ImportError:
+    old``, and binds in the user's import-error handlers the names the rewrite gives their
+    aliases."""
 
     def _place_compat(self, slots: list[list[cst.BaseStatement]], block: tuple[int, int],
                       add: Addition, indent: str) -> None:
@@ -41,38 +60,56 @@ class CompatBlocks(StatementWriter):
         fallback = [line for (kind, level, module), names in sorted(groups.items())
                     for line in self._lines(kind, level, module, names, indent + " " * 8,
                                             comment=add.comment, member_comments=notes)]
-        body = self._lines(add.kind, add.level, add.module, add.names, indent + "    ",
-                           comment=add.comment, member_comments=add.member_comments)
+        def new_lines(pad: str) -> list[cst.SimpleStatementLine]:
+            return self._lines(add.kind, add.level, add.module, add.names, indent + pad,
+                               comment=add.comment, member_comments=add.member_comments)
+
+        checked, body = new_lines(" " * 4), new_lines(" " * 8)
         fresh = body[0].body[0]
         if add.original is not None and add.trailing is not None and isinstance(
                 fresh, cst.ImportFrom) and (has_comment(add.original) or add.anchor in self.frozen):
             # Moving whole with comments inside, or where the sorters do not look, the
-            # statement keeps its layout and every comment in both branches.
+            # statement keeps its layout and every comment in every branch.
             original, end = add.original, add.trailing
-            body = [cst.SimpleStatementLine(body=[original.with_changes(
-                relative=fresh.relative, module=fresh.module)], trailing_whitespace=end)]
+            moved = original.with_changes(relative=fresh.relative, module=fresh.module)
+            checked = [cst.SimpleStatementLine(body=[moved], trailing_whitespace=end)]
+            body = [cst.SimpleStatementLine(body=[moved.deep_clone()], trailing_whitespace=end)]
             fallback = [cst.SimpleStatementLine(body=[original], trailing_whitespace=end)]
-        guard = self.type_checking_name()
-        stmt = cst.parse_statement(f"try:\n    pass\nexcept ImportError:\n    if not {guard}:\n"
-                                   "        pass\n")
-        assert isinstance(stmt, cst.Try) and len(stmt.handlers) == 1
-        handler = stmt.handlers[0]
-        check = handler.body.body[0]
-        assert isinstance(check, cst.If)
-        stmt = stmt.with_changes(
-            body=stmt.body.with_changes(body=body),
-            handlers=[handler.with_changes(body=handler.body.with_changes(body=[
-                check.with_changes(body=check.body.with_changes(body=fallback))]))])
+        stmt = self._checked_else(checked, [self._try_new(body, fallback)])
         filled = [s for s in range(block[0], block[1] + 1) if slots[s]]
         lines = [cst.EmptyLine(indent=False)] if filled else []
         slots[filled[-1] if filled else add.anchor].append(
             stmt.with_changes(leading_lines=[*lines, *add.comments]))
 
-    def renamed_in(self, suite: cst.BaseSuite) -> list[tuple[str, str]]:
-        """Returns ``(alias, name)`` for each old-module alias a statement of ``suite``
-        binds whose moved uses the rewrite gives another name (``so`` -> ``auxiliary_output``)."""
+    def _checked_else(self, checked: Sequence[cst.BaseStatement],
+                      running: Sequence[cst.BaseStatement]) -> cst.If:
+        """Returns ``if TYPE_CHECKING: <checked> / else: <running>``: type checkers read
+        only the first branch, so each name is bound on every path they follow (pyright
+        reports a name bound only in a ``try`` as possibly unbound) and nothing they see
+        imports from the old module; the interpreter runs only the second."""
+        stmt = cst.parse_statement(f"if {self.type_checking_name()}:\n    pass\n"
+                                   "else:\n    pass\n")
+        assert isinstance(stmt, cst.If) and isinstance(stmt.orelse, cst.Else)
+        return stmt.with_changes(
+            body=stmt.body.with_changes(body=checked),
+            orelse=stmt.orelse.with_changes(body=stmt.orelse.body.with_changes(body=running)))
+
+    @staticmethod
+    def _try_new(body: Sequence[cst.BaseStatement],
+                 fallback: Sequence[cst.BaseStatement]) -> cst.Try:
+        """Returns ``try: <body> / except ImportError: <fallback>``."""
+        stmt = cst.parse_statement("try:\n    pass\nexcept ImportError:\n    pass\n")
+        assert isinstance(stmt, cst.Try) and len(stmt.handlers) == 1
+        handler = stmt.handlers[0]
+        return stmt.with_changes(
+            body=stmt.body.with_changes(body=body),
+            handlers=[handler.with_changes(body=handler.body.with_changes(body=fallback))])
+
+    def renamed_in(self, suite: cst.BaseSuite) -> list[Renamed]:
+        """Returns each old-module alias a statement of ``suite`` binds whose moved uses the
+        rewrite gives another name (``so`` -> ``auxiliary_output``), with that name's module."""
         body = suite.body if isinstance(suite, cst.IndentedBlock) else [suite]
-        renamed: list[tuple[str, str]] = []
+        renamed: list[Renamed] = []
         for stmt in body:
             smalls = stmt.body if isinstance(stmt, (cst.SimpleStatementLine,
                                                     cst.SimpleStatementSuite)) else []
@@ -86,20 +123,23 @@ class CompatBlocks(StatementWriter):
                     owner = asname or (name if module is not None else old or "")
                     if old is None or "." in owner:
                         continue
-                    renamed += [(owner, text) for _, text in self.targets_here(owner)
-                                if text != owner and (owner, text) not in renamed]
+                    renamed += [Renamed(owner, new, text)
+                                for new, text in self.targets_here(owner)
+                                if text != owner and Renamed(owner, new, text) not in renamed]
         return renamed
 
-    def rebound(self, handler: _Handler, renamed: Sequence[tuple[str, str]]) -> _Handler:
-        """Returns ``handler`` binding each new name to what it binds the alias to, hidden
-        from type checkers (which see the new module); unchanged when it binds none."""
+    def rebound(self, handler: _Handler, renamed: Sequence[Renamed]) -> _Handler:
+        """Returns ``handler`` binding each new name to what it binds the alias to at run
+        time, and to the new module for type checkers (which see only the new layout);
+        unchanged when it binds none."""
         bound = bound_names(handler.body)  # what it may bind an alias to, nested blocks too
-        pairs = [(owner, text) for owner, text in renamed if owner in bound]
-        if not pairs or not catches_import_error(handler):
+        mine = [item for item in renamed if item.alias in bound]
+        if not mine or not catches_import_error(handler):
             return handler
-        guard = self.type_checking_name()
-        lines = "".join(f"    {text} = {owner}\n" for owner, text in pairs)
-        stmt = cst.parse_statement(f"if not {guard}:\n{lines}")
+        checked = [parse_line(_style.render_import(self.style, item.module, item.name))
+                   for item in mine]
+        running = [parse_line(f"{item.name} = {item.alias}") for item in mine]
+        stmt = self._checked_else(checked, running)
         suite: cst.BaseSuite = handler.body
         if isinstance(suite, cst.SimpleStatementSuite):  # `except ImportError: so = None`
             return handler.with_changes(body=cst.IndentedBlock(

@@ -1,13 +1,14 @@
-"""How each ``if not TYPE_CHECKING:`` the rewrite writes names the flag, where it runs.
+"""How each ``if TYPE_CHECKING:`` guard the rewrite writes names the flag, where it runs.
 
 The rewrite writes :data:`PLACEHOLDER` for the flag while it works on statement lists, and
 the module's top resolves it once the module is whole: a guard that runs at import time
 reuses the module's own ``from typing import TYPE_CHECKING`` (or ``import typing``) only when
-an unconditional module-level statement bound it *before* the guard's statement; a guard in a
-function reuses what the module binds at its end (as the name is read at call time), unless
-an enclosing function or class binds that name itself. Anything else names an import the
-rewrite adds (so ``--compat`` output imports on both layouts wherever the file's own
-imports sit).
+an unconditional module-level statement bound it *before* the guard's statement; a guard in
+a function reuses what the module binds at its end (as the name is read at call time),
+unless an enclosing function or class binds that name itself. Anything else names an import
+the rewrite adds (so ``--compat`` output imports on both layouts wherever the file's own
+imports sit). An alias (``TYPE_CHECKING as TC``) is never reused: mypy and pyright know the
+flag by its name alone, and would read both branches of ``if TC:``.
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ def _bind_small(state: dict[str, str], small: cst.BaseSmallStatement) -> None:
         for name, asname in alias_items(small.names):
             bound = asname or name
             state.pop(bound, None)
-            if typing and name == "TYPE_CHECKING":
+            if typing and bound == "TYPE_CHECKING":  # what type checkers know by its name
                 state[bound] = bound
         return
     if isinstance(small, cst.Import):

@@ -238,8 +238,9 @@ def _is_import_like(stmt: cst.BaseStatement) -> bool:
         return all(_is_import_like(s) for s in stmt.body.body if isinstance(
             s, cst.BaseStatement)) and any(catches_import_error(h) for h in stmt.handlers) and (
                 stmt.orelse is None and stmt.finalbody is None)
-    if isinstance(stmt, cst.If):
-        return is_type_checking(stmt.test)
+    if isinstance(stmt, cst.If):  # the flag may still be the placeholder (a compat block)
+        return is_type_checking(stmt.test) or (
+            isinstance(stmt.test, cst.Name) and stmt.test.value == PLACEHOLDER)
     return False
 
 

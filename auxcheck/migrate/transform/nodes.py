@@ -106,14 +106,16 @@ def ends_block(stmt: cst.BaseStatement) -> bool:
 
 
 def type_checking_bound(body: Sequence[cst.BaseStatement]) -> str | None:
-    """Returns how ``body`` names ``typing.TYPE_CHECKING`` by importing it, if it does."""
+    """Returns how ``body`` names ``typing.TYPE_CHECKING`` by importing it, if it does under
+    a spelling type checkers read as the flag (``TYPE_CHECKING`` or ``<module>.TYPE_CHECKING``;
+    never an alias such as ``TYPE_CHECKING as TC``, whose ``if`` they read both branches of)."""
     for stmt in body:
         node = single_import(stmt)
         if isinstance(node, cst.ImportFrom) and not node.relative and module_text(node) in (
                 "typing", "typing_extensions") and isinstance(node.names, Sequence):
             for name, asname in alias_items(node.names):
-                if name == "TYPE_CHECKING":
-                    return asname or name
+                if name == "TYPE_CHECKING" and asname in (None, name):
+                    return name
         elif isinstance(node, cst.Import):
             for name, asname in alias_items(node.names):
                 if name == "typing":

@@ -124,7 +124,7 @@ class ImportPlacer(CompatBlocks):
         for s in range(start, end + 1):
             if slots[s]:
                 first = slots[s][0]
-                assert isinstance(first, (cst.SimpleStatementLine, cst.Try))
+                assert isinstance(first, (cst.SimpleStatementLine, cst.If))
                 own = [line for line in first.leading_lines if line.comment is not None]
                 slots[s][0] = first.with_changes(leading_lines=[*prefix, *own])
                 return

@@ -10,13 +10,17 @@ class CommittedTokens:
     output_index: int
     token_ids: tuple[int, ...]
 
+# SGLang calls the contract's methods positionally, so their parameters are positional-only
+# here: an implementation may name its own (pyright compares names, mypy does not).
 class DeviceAuxiliaryOutput(Protocol):
     def copy_to_host(
-        self, copy_tensor: Callable[[torch.Tensor], torch.Tensor]
+        self, copy_tensor: Callable[[torch.Tensor], torch.Tensor], /
     ) -> HostAuxiliaryOutput: ...
 
 class HostAuxiliaryOutput(Protocol):
-    def consume(self, batch: ScheduleBatch, commits: Sequence[CommittedTokens | None]) -> None: ...
+    def consume(
+        self, batch: ScheduleBatch, commits: Sequence[CommittedTokens | None], /
+    ) -> None: ...
 
 @dataclass(frozen=True)
 class CompositeHostAuxiliaryOutput:

@@ -11,7 +11,7 @@ class PipelineParallelAuxiliaryOutput(Protocol):
 
 @runtime_checkable
 class PipelineParallelSamplingObserver(Protocol):
-    def from_pp_tensors(self, tensors: Mapping[str, torch.Tensor]) -> DeviceAuxiliaryOutput: ...
+    def from_pp_tensors(self, tensors: Mapping[str, torch.Tensor], /) -> DeviceAuxiliaryOutput: ...
 
 def add_auxiliary_output_to_pp_tensors(
     tensors: MutableMapping[str, Any], output: DeviceAuxiliaryOutput | None
