@@ -14,15 +14,19 @@ WHEEL_CACHE := .cache/sglang
 FETCH_WHEEL := import sys; from pathlib import Path; from auxcheck.releases import fetch_wheel; \
 	fetch_wheel(sys.argv[1], cache=Path(sys.argv[2]))
 
-.PHONY: test test-fast demo venv bench clean clean-cache wheels
+.PHONY: test test-fast demo venv bench clean clean-cache wheels sarif-validator
 
 venv: $(STAMP)
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@echo "[1/3] upgrading pip in $(VENV) ..."
 	$(BIN)/python -m pip install --quiet --upgrade pip
+	@echo "[2/3] installing numpy and $(TORCH_PIN) (hundreds of MB on a first install: a minute or more) ..."
 	$(BIN)/python -m pip install --quiet numpy $(TORCH_PIN)
+	@echo "[3/3] installing auxcheck in editable mode with its contracts and test extras (mypy, pytest, hypothesis, ...) ..."
 	$(BIN)/python -m pip install --quiet -e '.[contracts,test]'
+	@echo "$(VENV) is ready"
 	touch $(STAMP)
 
 # Skips a release whose wheel is already there; otherwise auxcheck's own fetcher downloads it.
@@ -33,13 +37,33 @@ wheels: $(STAMP)
 	  $(BIN)/python -c "$(FETCH_WHEEL)" $$v $(WHEEL_CACHE) || exit 1; \
 	done
 
-test: $(STAMP) wheels
+# Microsoft's SARIF Multitool, which the suite runs on every SARIF log auxcheck writes (the
+# SARIF 2.1.0 schema and the SARIF rules): a self-contained Linux x86-64 program from the npm
+# registry, fetched once into an ignored folder, checked against its digest, kept like the wheels.
+SARIF_MULTITOOL := @microsoft/sarif-multitool-linux@5.7.0
+SARIF_TARBALL := microsoft-sarif-multitool-linux-5.7.0.tgz
+SARIF_SHA256 := 27d8e3e96dde578a23b7c45035b8d741fece5731e2700aa068015b8c44d1514e
+SARIF_CACHE := .cache/sarif-multitool
+
+sarif-validator: $(SARIF_CACHE)/package/Sarif.Multitool
+
+$(SARIF_CACHE)/package/Sarif.Multitool:
+	@if [ "$$(uname -sm)" != "Linux x86_64" ]; then \
+	  echo "sarif-validator: the SARIF Multitool runs on Linux x86-64 only: SARIF tests skip here"; \
+	  exit 0; fi; \
+	echo "fetching $(SARIF_MULTITOOL) into $(SARIF_CACHE)"; \
+	mkdir -p $(SARIF_CACHE) && cd $(SARIF_CACHE) && rm -rf package $(SARIF_TARBALL) && \
+	npm pack --silent $(SARIF_MULTITOOL) >/dev/null && \
+	echo "$(SARIF_SHA256)  $(SARIF_TARBALL)" | sha256sum --check --quiet && \
+	tar xzf $(SARIF_TARBALL) && rm $(SARIF_TARBALL) && chmod +x package/Sarif.Multitool
+
+test: $(STAMP) wheels sarif-validator
 	$(BIN)/mypy --config-file mypy.ini
 	AUXCHECK_CACHE_DIR=$(CURDIR)/$(WHEEL_CACHE) $(BIN)/python -m pytest -n 2 -p no:randomly tests
 
 # The edit loop: every test but those marked slow (real subprocesses, xdist, cold mypy).
 # `make test` and CI run them all.
-test-fast: $(STAMP) wheels
+test-fast: $(STAMP) wheels sarif-validator
 	$(BIN)/mypy --config-file mypy.ini
 	AUXCHECK_CACHE_DIR=$(CURDIR)/$(WHEEL_CACHE) $(BIN)/python -m pytest -n 2 -p no:randomly \
 	  -m "not slow" tests
@@ -56,4 +80,12 @@ clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .hypothesis
 
 clean-cache:
-	rm -rf $(WHEEL_CACHE)
+	rm -rf $(WHEEL_CACHE) $(SARIF_CACHE)
+
+# The release: the sdist, and the wheel built from it, in dist/, checked by twine.
+# tests/test_packaging.py installs them into a fresh virtual environment.
+.PHONY: dist
+dist: $(STAMP)
+	rm -rf dist
+	$(BIN)/python -m build --outdir dist .
+	$(BIN)/twine check --strict dist/*
