@@ -24,6 +24,7 @@ __all__ = [
     "DELAY",
     "EVERY",
     "REDRAW",
+    "SETTLE",
     "MarkCounter",
     "Reporter",
     "Task",
@@ -41,6 +42,9 @@ EVERY = 5.0
 """Seconds between two plain lines of one task (logs and pipes), so logs stay readable."""
 REDRAW = 0.1
 """Seconds between two redraws of the line on a terminal."""
+SETTLE = 0.5
+"""Seconds a task runs before its first line even when the command has been silent past
+:data:`DELAY` (a run of short tasks): one that ends sooner prints nothing."""
 
 Unit = Literal["bytes", "files", "items", "targets"]
 
@@ -123,6 +127,9 @@ class Reporter:
         self.tasks: list[Task] = []
         self._drawn = False
         self._drawn_at = -float("inf")
+        self._spoke = clock()
+        """When a line was last written (or drawn): past the delay of silence, the running
+        task speaks even if it began just now (a run of short tasks is one long wait)."""
 
     def open(self, task: Task) -> None:
         """Starts reporting ``task``, now (it becomes the innermost)."""
@@ -151,23 +158,28 @@ class Reporter:
         if self._drawn:
             self._clear()
         self._write(f"{text}\n")
+        self._spoke = self.clock()
 
     def tick(self) -> None:
-        """Reports the innermost task when due: its first line past the delay, then redraws
-        (terminal) or a line every ``every`` seconds (elsewhere)."""
+        """Reports the innermost task when due: its first line once it, or the silence
+        before it, is past the delay, then redraws (terminal) or a line every ``every``
+        seconds (elsewhere)."""
         if not self.tasks:
             return
         task, now = self.tasks[-1], self.clock()
+        # A stage's own start line was just said: in logs its first line waits longer.
+        first = self.every if task.announced and not self.tty else self.delay
+        ran = now - task.started
+        due_first = ran >= first or (now - self._spoke >= first and ran >= SETTLE)
         if self.tty:
-            if now - task.started >= self.delay and now - self._drawn_at >= self.redraw:
+            if (task.shown or due_first) and now - self._drawn_at >= self.redraw:
                 self._draw(f"{self.prefix}: {task.text(now)}", now)
                 task.shown = True
             return
-        first = self.every if task.announced else self.delay
-        due = now - task.last >= self.every if task.shown else now - task.started >= first
-        if due:
+        if now - task.last >= self.every if task.shown else due_first:
             task.shown, task.last = True, now
             self._write(f"{self.prefix}: {task.text(now)}\n")
+            self._spoke = now
 
     @property
     def drawn(self) -> bool:
@@ -182,7 +194,7 @@ class Reporter:
     def _draw(self, text: str, now: float) -> None:
         width = _width(self.stream)
         self._write(f"\r{text[:width - 1]}\x1b[K")
-        self._drawn, self._drawn_at = True, now
+        self._drawn, self._drawn_at, self._spoke = True, now, now
 
     def _clear(self) -> None:
         self._write("\r\x1b[K")

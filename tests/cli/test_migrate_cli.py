@@ -237,8 +237,7 @@ USAGE = {
     "missing path": (["nope/"], "auxcheck migrate: error: no such file or folder: nope/"),
     "stdin mixed with paths": (["-", "."], "`-` (stdin) cannot be combined with other paths"),
     "diffs in a json document": (["--diff", "--format", "json", "."],
-                                 "--diff prints diffs on stdout, where --format json writes its "
-                                 "document"),
+                                 "--diff prints diffs on stdout, where --format json writes"),
     "diffs in a sarif log": (["--diff", "--format", "sarif", "."],
                              "use --check with --format sarif for the findings"),
 }

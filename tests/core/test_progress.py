@@ -57,6 +57,26 @@ def test_a_wait_that_ends_within_the_delay_prints_nothing() -> None:
     assert stream.getvalue() == ""
 
 
+def test_a_run_of_short_tasks_is_one_long_wait_and_speaks_past_the_delay() -> None:
+    """Four tasks of 1.5 s each (unpack, index, unpack, index): none is past 2 s alone, but
+    the command is silent past 2 s, so the task then running gets a line (once it has run
+    half a second) and its end line; the ones ended within a silence, none."""
+    clock = Clock()
+    reporter, stream = plain(clock)
+    with reporting("auxcheck x", reporter=reporter):
+        for what in ("unpacking a", "indexing a", "unpacking b", "indexing b"):
+            with task(what, unit="files", total=3) as job:
+                for done in range(1, 4):
+                    clock.now += 0.5
+                    job.update(done)
+    assert stream.getvalue().splitlines() == [
+        "auxcheck x: indexing a: 1 of 3 files (0 s)",
+        "auxcheck x: indexing a: done, 3 of 3 files in 1.5 s",
+        "auxcheck x: indexing b: 1 of 3 files (0 s)",
+        "auxcheck x: indexing b: done, 3 of 3 files in 1.5 s",
+    ]
+
+
 def test_plain_lines_come_past_the_delay_then_at_most_every_few_seconds_then_at_the_end() -> None:
     """Logs get a first line at 2 s, then one per 5 s however often it is updated, and one
     saying it is done."""
