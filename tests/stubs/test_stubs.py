@@ -21,8 +21,10 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Generic, TypeVar
 
 import pytest
 from helpers.paths import STUBS, TORCH_STANDIN, TYPED
@@ -106,33 +108,44 @@ def _write_fake_sglang(site_dir: Path) -> Path:
     return site_dir
 
 
-class MypyRuns:
-    """Runs mypy once per scenario, on first use: SGLang absent, or an untyped SGLang installed.
+Run = TypeVar("Run")
+
+
+class ScenarioRuns(Generic[Run]):
+    """Runs a type checker once per scenario, on first use: SGLang absent, or an untyped
+    SGLang installed; ``check(cases, folder, site_dir)`` is one run over the typed cases.
 
     Lazy, so a pytest-xdist worker only pays for the scenarios its tests need.
     """
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, check: Callable[[list[str], Path, Path | None], Run]) -> None:
         self.root = root
-        self.runs: dict[str, MypyRun] = {}
+        self.check = check
+        self.runs: dict[str, Run] = {}
 
-    def __getitem__(self, scenario: str) -> MypyRun:
+    def __getitem__(self, scenario: str) -> Run:
         if scenario not in self.runs:
             site_dir = _write_fake_sglang(self.root / "site") if scenario == "installed" else None
-            self.runs[scenario] = run_mypy(
-                COMMON_CASES + SCENARIO_CASES[scenario],
-                cache_dir=self.root / scenario / "cache", site_dir=site_dir,
-            )
+            self.runs[scenario] = self.check(COMMON_CASES + SCENARIO_CASES[scenario],
+                                             self.root / scenario, site_dir)
         return self.runs[scenario]
 
 
-@pytest.fixture(scope="session")
-def mypy_runs(tmp_path_factory: pytest.TempPathFactory) -> MypyRuns:
-    """Returns the per-scenario mypy runs over tests/typed, shared by the whole session."""
+def scenario_runs(tmp_path_factory: pytest.TempPathFactory, name: str,
+                  check: Callable[[list[str], Path, Path | None], Run]) -> ScenarioRuns[Run]:
+    """Returns the lazy per-scenario runs of one type checker (skipped where SGLang is
+    importable: the 'absent' scenario cannot be set up there)."""
     if importlib.util.find_spec("sglang") is not None:
         pytest.skip("sglang is importable here, so the 'absent' scenario cannot be set up; "
                     "run the suite in an environment without SGLang")
-    return MypyRuns(tmp_path_factory.mktemp("mypy-stubs"))
+    return ScenarioRuns(tmp_path_factory.mktemp(name), check)
+
+
+@pytest.fixture(scope="session")
+def mypy_runs(tmp_path_factory: pytest.TempPathFactory) -> ScenarioRuns[MypyRun]:
+    """Returns the per-scenario mypy runs over tests/typed, shared by the whole session."""
+    return scenario_runs(tmp_path_factory, "mypy-stubs", lambda cases, folder, site_dir: run_mypy(
+        cases, cache_dir=folder / "cache", site_dir=site_dir))
 
 
 CASE_PARAMS = [
@@ -144,7 +157,7 @@ CASE_PARAMS = [
 
 @pytest.mark.parametrize(("scenario", "case"), CASE_PARAMS)
 def test_typed_case_meets_its_expectations_under_mypy_strict(
-    mypy_runs: MypyRuns, scenario: str, case: str
+    mypy_runs: ScenarioRuns[MypyRun], scenario: str, case: str
 ) -> None:
     """Pass cases type-check cleanly; fail cases report exactly the ignored error codes."""
     assert mypy_runs[scenario].errors_in(case) == []
@@ -152,7 +165,7 @@ def test_typed_case_meets_its_expectations_under_mypy_strict(
 
 @pytest.mark.parametrize("scenario", ["absent", "installed"])
 def test_each_scenario_run_checks_every_case_successfully(
-    mypy_runs: MypyRuns, scenario: str
+    mypy_runs: ScenarioRuns[MypyRun], scenario: str
 ) -> None:
     """The scenario's run exits 0 having checked every case file (none silently skipped)."""
     run = mypy_runs[scenario]
@@ -273,34 +286,18 @@ def pyright_problems(run: PyrightRun, case: str) -> list[str]:
     return problems
 
 
-class PyrightRuns:
-    """Runs pyright once per scenario, on first use, like :class:`MypyRuns`."""
-
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self.runs: dict[str, PyrightRun] = {}
-
-    def __getitem__(self, scenario: str) -> PyrightRun:
-        if scenario not in self.runs:
-            site_dir = _write_fake_sglang(self.root / "site") if scenario == "installed" else None
-            cases = [TYPED / case for case in COMMON_CASES + SCENARIO_CASES[scenario]]
-            self.runs[scenario] = run_pyright(cases, root=self.root / scenario,
-                                              settings=PYRIGHT_SETTINGS, site_dir=site_dir)
-        return self.runs[scenario]
-
-
 @pytest.fixture(scope="session")
-def pyright_runs(tmp_path_factory: pytest.TempPathFactory) -> PyrightRuns:
+def pyright_runs(tmp_path_factory: pytest.TempPathFactory) -> ScenarioRuns[PyrightRun]:
     """Returns the per-scenario pyright runs over tests/typed, shared by the whole session."""
-    if importlib.util.find_spec("sglang") is not None:
-        pytest.skip("sglang is importable here, so the 'absent' scenario cannot be set up; "
-                    "run the suite in an environment without SGLang")
-    return PyrightRuns(tmp_path_factory.mktemp("pyright-stubs"))
+    return scenario_runs(
+        tmp_path_factory, "pyright-stubs", lambda cases, folder, site_dir: run_pyright(
+            [TYPED / case for case in cases], root=folder, settings=PYRIGHT_SETTINGS,
+            site_dir=site_dir))
 
 
 @pytest.mark.parametrize(("scenario", "case"), CASE_PARAMS)
 def test_typed_case_meets_its_expectations_under_pyright(
-    pyright_runs: PyrightRuns, scenario: str, case: str
+    pyright_runs: ScenarioRuns[PyrightRun], scenario: str, case: str
 ) -> None:
     """Pass cases are clean under pyright; fail cases are errors exactly where mypy's are,
     but for the misses listed with their reasons."""
@@ -309,7 +306,7 @@ def test_typed_case_meets_its_expectations_under_pyright(
 
 @pytest.mark.parametrize("scenario", ["absent", "installed"])
 def test_each_scenario_pyright_run_analyses_every_case(
-    pyright_runs: PyrightRuns, scenario: str
+    pyright_runs: ScenarioRuns[PyrightRun], scenario: str
 ) -> None:
     """pyright analysed every case file of the scenario (none silently left out)."""
     assert pyright_runs[scenario].files == len(COMMON_CASES) + len(SCENARIO_CASES[scenario])
