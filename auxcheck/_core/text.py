@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable, Sequence
 
 __all__ = ["close_names", "did_you_mean", "plural"]
@@ -23,6 +22,8 @@ def close_names(name: str, candidates: Iterable[str], *, limit: int = 3,
     are kept (within 0.1 of its ratio): ``make_observer`` for ``make_observr``, without
     ``Observer``. ``name`` itself is never among them.
     """
+    import difflib  # only when a name is not found: not on every command's start-up
+
     pool = sorted({c for c in candidates if c != name})
     near = difflib.get_close_matches(name, pool, n=limit, cutoff=cutoff)
     ratios = [difflib.SequenceMatcher(None, c, name).ratio() for c in near]

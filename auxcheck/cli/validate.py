@@ -586,7 +586,6 @@ def _load(spec: str, channel: Channel, *, code: str, key: str | None, role: str)
     return obj
 
 
-
 def _near_modules(exc: ModuleNotFoundError, spec: str) -> str:
     """Returns ``"; did you mean pkg.outputs:make_output?"``: ``spec`` with the module that
     does not exist (``exc.name``, the target's module or a package above it) replaced by each
