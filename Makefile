@@ -14,7 +14,7 @@ WHEEL_CACHE := .cache/sglang
 FETCH_WHEEL := import sys; from pathlib import Path; from auxcheck.releases import fetch_wheel; \
 	fetch_wheel(sys.argv[1], cache=Path(sys.argv[2]))
 
-.PHONY: test test-fast demo venv bench clean clean-cache wheels sarif-validator
+.PHONY: test test-fast test-busy demo venv bench clean clean-cache wheels sarif-validator
 
 venv: $(STAMP)
 
@@ -57,9 +57,16 @@ $(SARIF_CACHE)/package/Sarif.Multitool:
 	echo "$(SARIF_SHA256)  $(SARIF_TARBALL)" | sha256sum --check --quiet && \
 	tar xzf $(SARIF_TARBALL) && rm $(SARIF_TARBALL) && chmod +x package/Sarif.Multitool
 
+# PYTEST_ARGS: more pytest options (test-busy passes --suite-shuffle=SEED).
 test: $(STAMP) wheels sarif-validator
 	$(BIN)/mypy --config-file mypy.ini
-	AUXCHECK_CACHE_DIR=$(CURDIR)/$(WHEEL_CACHE) $(BIN)/python -m pytest -n 2 -p no:randomly tests
+	AUXCHECK_CACHE_DIR=$(CURDIR)/$(WHEEL_CACHE) $(BIN)/python -m pytest -n 2 -p no:randomly \
+	  $(PYTEST_ARGS) tests
+
+# A busy day for CI, rehearsed: `make test` RUNS times (default 3) beside four busy loops,
+# each time in a new shuffled order (SEED=N repeats one). docs/development.md says why.
+test-busy: $(STAMP) wheels sarif-validator
+	@bash tests/busy.sh $(or $(RUNS),3)
 
 # The edit loop: every test but those marked slow (real subprocesses, xdist, cold mypy).
 # `make test` and CI run them all.

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import random
 import shutil
 import sys
 from collections.abc import Callable, Iterator
@@ -17,18 +18,26 @@ from pathlib import Path
 import pytest
 from helpers.paths import EXAMPLES
 from helpers.releases import real_release
+from hypothesis import HealthCheck, settings
 from hypothesis import core as hypothesis_core
-from hypothesis import settings
 from hypothesis.configuration import set_hypothesis_home_dir
 
 from auxcheck.releases import Release
 
+# Progress lines appear once a wait passes 2 s, so on a busy machine they would appear in
+# output a test reads: the whole suite, and every process it starts, runs with progress
+# off. A test of progress turns it on for itself and drives a clock of its own.
+os.environ["AUXCHECK_PROGRESS"] = "off"
+
 SUITE_PROFILE = "auxcheck-tests"
 """The Hypothesis profile the suite runs under: the one in force (Hypothesis's ``ci`` under
 CI=true) with no example database, so every test judges from its own draws and no
-example saved by one test, or one run, is replayed by another."""
+example saved by one test, or one run, is replayed by another; with no deadline and no
+too-slow health check, which judge the machine's speed, not the code."""
 
-settings.register_profile(SUITE_PROFILE, settings(), database=None)
+settings.register_profile(
+    SUITE_PROFILE, settings(), database=None, deadline=None,
+    suppress_health_check=[*settings().suppress_health_check, HealthCheck.too_slow])
 settings.load_profile(SUITE_PROFILE)
 
 
@@ -64,6 +73,28 @@ SLOW_SECONDS = 3.0
 """A test that takes longer than this (setup, call and teardown) should be marked ``slow``."""
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """Adds ``--suite-shuffle=SEED``: the suite in an order shuffled by SEED."""
+    parser.addoption(
+        "--suite-shuffle", type=int, default=None, metavar="SEED",
+        help="run the tests in an order shuffled by SEED, to find tests that pass only after "
+             "others (docs/development.md, make test-busy)")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Shuffles the tests by ``--suite-shuffle``'s seed; every xdist worker shuffles the same
+    way, as it must (each collects the same order)."""
+    seed = config.getoption("suite_shuffle")
+    if seed is not None:
+        random.Random(seed).shuffle(items)
+
+
+def pytest_report_header(config: pytest.Config) -> str | None:
+    """Says the shuffle's seed, so that a failing order can be run again."""
+    seed = config.getoption("suite_shuffle")
+    return None if seed is None else f"tests shuffled: --suite-shuffle={seed}"
+
+
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     """Names the tests that took over :data:`SLOW_SECONDS` without the ``slow`` mark, so that
     `make test-fast` stays the quick loop; a note for maintainers, never a failure."""
@@ -93,6 +124,18 @@ def example(tmp_path: Path) -> Callable[[str], Path]:
             ".hypothesis", ".mypy_cache", ".pytest_cache", "__pycache__"))
         return target
     return copy
+
+
+@pytest.fixture
+def mypy_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Returns the mypy cache of this test process, set as ``MYPY_CACHE_DIR`` for the test.
+
+    A cold mypy over a plugin that imports torch takes seconds, a warm one a fraction; one
+    cache per xdist worker, whose tests run one at a time, so no two runs write it at once.
+    """
+    cache = tmp_path_factory.getbasetemp() / "mypy-cache"
+    monkeypatch.setenv("MYPY_CACHE_DIR", str(cache))
+    return cache
 
 
 @pytest.fixture

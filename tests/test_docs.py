@@ -552,8 +552,12 @@ def command_problems(words: tuple[str, ...]) -> list[str]:
         missing = options_of(words[3:]) - help_options("mypy")
         return [*problems, *(f"mypy has no {o}" for o in sorted(missing))]
     if words[:1] == ("make",):
-        return [*problems, *(f"no make target {t}" for t in words[1:]
-                             if t not in makefile_targets())]
+        makefile = (REPO / "Makefile").read_text(encoding="utf-8")
+        return [*problems, *(
+            (f"the Makefile never names {t.partition('=')[0]}" if "=" in t else
+             f"no make target {t}") for t in words[1:]
+            if ("=" in t and not re.search(rf"\b{re.escape(t.partition('=')[0])}\b", makefile))
+            or ("=" not in t and t not in makefile_targets()))]
     if words[:1] == ("pip",) and words[1:2] in (("install",), ("wheel",)):
         return [*problems, *_pip_problems(words)]
     if words[:3] in SGLANG_COMMANDS:

@@ -8,6 +8,11 @@ terminal one line is redrawn in place; elsewhere (CI logs, pipes) a task prints 
 once it is past :data:`DELAY`, then at most one every :data:`EVERY` seconds, then one when
 it ends. Lines go to stderr, flushed, never to stdout: a JSON or SARIF document there
 stays whole.
+
+Whether a line shows depends on how long a wait takes, so on the machine's speed: the
+environment variable :data:`ENVIRONMENT` (``AUXCHECK_PROGRESS=off``) turns progress off
+for every command, as ``-q`` does, for logs that must read the same on every run (a
+user's CI, auxcheck's own test suite).
 """
 
 from __future__ import annotations
@@ -15,13 +20,14 @@ from __future__ import annotations
 import os
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import IO, Literal
 
 __all__ = [
     "DELAY",
+    "ENVIRONMENT",
     "EVERY",
     "REDRAW",
     "SETTLE",
@@ -34,6 +40,7 @@ __all__ = [
     "say",
     "task",
     "tick",
+    "wanted",
 ]
 
 DELAY = 2.0
@@ -45,6 +52,14 @@ REDRAW = 0.1
 SETTLE = 0.5
 """Seconds a task runs before its first line even when the command has been silent past
 :data:`DELAY` (a run of short tasks): one that ends sooner prints nothing."""
+
+ENVIRONMENT = "AUXCHECK_PROGRESS"
+"""The environment variable that turns progress off for every command: ``off`` (or ``0``,
+``false``, ``no``); ``auto`` (or ``on``, ``1``, ``true``, ``yes``, empty, unset) is the
+default, lines past :data:`DELAY`."""
+
+_OFF = frozenset({"off", "0", "false", "no"})
+_AUTO = frozenset({"", "auto", "on", "1", "true", "yes"})
 
 Unit = Literal["bytes", "files", "items", "targets"]
 
@@ -222,14 +237,33 @@ def _width(stream: IO[str]) -> int:
         return 80
 
 
+def wanted(environ: Mapping[str, str] | None = None) -> bool:
+    """Returns False when :data:`ENVIRONMENT` in ``environ`` (default: ``os.environ``) turns
+    progress off, True when it is unset or ``auto``; raises InvalidArgument naming the
+    variable, its value and the values it takes otherwise."""
+    value = (os.environ if environ is None else environ).get(ENVIRONMENT, "")
+    setting = value.strip().lower()
+    if setting in _OFF:
+        return False
+    if setting in _AUTO:
+        return True
+    from auxcheck.errors import InvalidArgument
+
+    raise InvalidArgument(f"{ENVIRONMENT}={value!r} is not a progress setting; set it to off "
+                          "(no progress lines) or auto (lines for waits past 2 s, the default)")
+
+
 @contextmanager
 def reporting(prefix: str, *, enabled: bool = True, stream: IO[str] | None = None,
               reporter: Reporter | None = None) -> Iterator[Reporter | None]:
     """Turns progress reporting on for the body (a command's run), on stderr unless
-    ``stream`` or ``reporter`` says otherwise; ``enabled=False`` (``-q``) turns it off."""
+    ``stream`` or ``reporter`` says otherwise; ``enabled=False`` (``-q``) turns it off, and
+    so does ``AUXCHECK_PROGRESS=off`` (:func:`wanted`) unless ``reporter`` is given."""
     active = None
-    if enabled:
-        active = reporter or Reporter(sys.stderr if stream is None else stream, prefix=prefix)
+    if enabled and reporter is not None:
+        active = reporter
+    elif enabled and wanted():
+        active = Reporter(sys.stderr if stream is None else stream, prefix=prefix)
     token = _ACTIVE.set(active)
     try:
         yield active

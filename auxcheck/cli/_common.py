@@ -93,6 +93,7 @@ def run_command(prog: str, body: Callable[[list[str]], int],
                   "were ended and its temporary files removed", file=sys.stderr)
             return 128 + signum
     try:
+        _progress_setting()
         return body(words)
     except _ParserExit as done:
         return done.status
@@ -105,6 +106,18 @@ def run_command(prog: str, body: Callable[[list[str]], int],
         # and keep Python from reporting the pipe again when it flushes stdout at exit.
         _silence(sys.stdout)
         return 1
+
+
+def _progress_setting() -> None:
+    """Raises UsageError when ``AUXCHECK_PROGRESS`` holds no setting it takes, before the
+    command starts (its first wait would otherwise be where it fails)."""
+    from auxcheck._core.progress import wanted
+    from auxcheck.errors import InvalidArgument
+
+    try:
+        wanted()
+    except InvalidArgument as exc:
+        raise UsageError(str(exc)) from None
 
 
 def _silence(stream: IO[str]) -> None:
@@ -187,8 +200,10 @@ QUIET_HELP = "no progress on stderr (warnings, errors and the results still prin
 
 
 def add_quiet(parser: argparse._ActionsContainer, *, help: str = QUIET_HELP) -> None:
-    """Adds ``-q/--quiet``: the command reports no progress (:mod:`auxcheck._core.progress`)."""
-    parser.add_argument("-q", "--quiet", action="store_true", help=help)
+    """Adds ``-q/--quiet``: the command reports no progress (:mod:`auxcheck._core.progress`);
+    its help names ``AUXCHECK_PROGRESS=off``, the same switch for every command at once."""
+    parser.add_argument("-q", "--quiet", action="store_true",
+                        help=f"{help}; AUXCHECK_PROGRESS=off in the environment does the same")
 
 
 def add_format(parser: argparse.ArgumentParser, choices: Sequence[str], *, help: str) -> None:

@@ -7,6 +7,7 @@ import importlib
 import inspect
 import io
 import json
+import shutil
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -15,6 +16,8 @@ from pathlib import Path
 import pytest
 from helpers.paths import EXAMPLES, REPO
 from helpers.plugin_sources import FIXABLE
+from helpers.progress import show_progress
+from helpers.releases import write_release
 
 from auxcheck.cli import SUBCOMMANDS, main
 from auxcheck.cli._common import say
@@ -170,3 +173,53 @@ def test_say_writes_any_text_whatever_the_streams_encoding(encoding: str, writte
     say("caf\u00e9 \ud800", stream=stream)
     stream.flush()
     assert raw.getvalue() == written
+
+
+def _progress_runs(tmp_path: Path) -> dict[str, list[str]]:
+    """Returns, for each command that reports progress, a run of it with waits to report."""
+    (tmp_path / "tree").mkdir()
+    (tmp_path / "tree" / "plugin.py").write_text(FIXABLE)
+    (tmp_path / "targets.py").write_text("T = 1\n")
+    old = write_release(tmp_path / "old", {"sglang/version.py": "__version__ = '0.0.1'\n",
+                                           "sglang/srt/a.py": "class Moved: ...\n"})
+    new = write_release(tmp_path / "new", {"sglang/version.py": "__version__ = '0.0.2'\n",
+                                           "sglang/srt/b.py": "class Moved: ...\n"})
+    return {
+        "check": ["check", "--skip", "mypy", "--skip", "contract", str(EXAMPLES / "legacy_plugin")],
+        "migrate": ["migrate", "--check", str(tmp_path / "tree")],
+        "moves": ["moves", "--from", "0.0.1", "--to", "0.0.2", "--source", str(old),
+                  "--source", str(new), "--offline", "--cache", str(tmp_path / "cache")],
+        "validate": ["validate", "--path", str(tmp_path), "targets:T"],
+    }
+
+
+@pytest.mark.parametrize("command", ["check", "migrate", "moves", "validate"])
+def test_auxcheck_progress_off_silences_a_command_exactly_as_q_does(
+        command: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """With every wait reporting at once the command prints progress; with
+    AUXCHECK_PROGRESS=off it prints what -q gives, on stdout and stderr alike."""
+    argv = _progress_runs(tmp_path)[command]
+    show_progress(monkeypatch, delay=0.0)
+    runs = []
+    for setting, quiet in (("auto", []), ("auto", ["-q"]), ("off", [])):
+        monkeypatch.setenv("AUXCHECK_PROGRESS", setting)
+        status = main([argv[0], *quiet, *argv[1:]])
+        runs.append((status, *capsys.readouterr()))
+        shutil.rmtree(tmp_path / "cache", ignore_errors=True)  # moves indexes afresh
+    sys.modules.pop("targets", None)
+    shown, quiet_run, off = runs
+    assert shown[2] != quiet_run[2], "no progress to silence"
+    assert off == quiet_run
+
+
+@pytest.mark.parametrize("argv", [["rules"], ["migrate", "--check", "."]], ids=["rules", "migrate"])
+def test_a_progress_setting_no_command_knows_is_a_usage_error_before_anything_runs(
+        argv: list[str], monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """AUXCHECK_PROGRESS=verbose: exit 2, naming the variable and the values it takes."""
+    monkeypatch.setenv("AUXCHECK_PROGRESS", "verbose")
+    assert main(argv) == 2
+    assert capsys.readouterr() == ("", (
+        "auxcheck: error: AUXCHECK_PROGRESS='verbose' is not a progress setting; set it to "
+        "off (no progress lines) or auto (lines for waits past 2 s, the default)\n"))

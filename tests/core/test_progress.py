@@ -8,9 +8,11 @@ from __future__ import annotations
 import io
 
 import pytest
+from helpers.progress import without_timed_lines
 
 from auxcheck._core import progress
 from auxcheck._core.progress import MarkCounter, Reporter, amount_text, reporting, task
+from auxcheck.errors import InvalidArgument
 
 
 class Clock:
@@ -180,3 +182,72 @@ def test_the_mark_counter_counts_pytests_quiet_marks_only(chunks: list[bytes],
     for chunk in chunks:
         counter.feed(chunk)
     assert counter.feed(b"") == count
+
+
+@pytest.mark.parametrize(("value", "shown"), [
+    pytest.param(None, True, id="unset"),
+    pytest.param("", True, id="empty"),
+    pytest.param("auto", True, id="auto"),
+    pytest.param("On", True, id="on-any-case"),
+    pytest.param("1", True, id="one"),
+    pytest.param("off", False, id="off"),
+    pytest.param(" OFF\n", False, id="off-padded"),
+    pytest.param("0", False, id="zero"),
+    pytest.param("false", False, id="false"),
+    pytest.param("no", False, id="no"),
+])
+def test_the_environment_switch_reads_the_spellings_people_write(value: str | None,
+                                                                 shown: bool) -> None:
+    """AUXCHECK_PROGRESS=off (0, false, no) turns progress off; unset, empty or auto keep it."""
+    environ = {} if value is None else {progress.ENVIRONMENT: value}
+    assert progress.wanted(environ) is shown
+
+
+def test_a_setting_the_switch_does_not_know_is_refused_naming_what_it_takes() -> None:
+    """A typo is an error saying the variable, its value and both values it takes."""
+    with pytest.raises(InvalidArgument) as caught:
+        progress.wanted({progress.ENVIRONMENT: "quiet"})
+    assert str(caught.value) == (
+        "AUXCHECK_PROGRESS='quiet' is not a progress setting; set it to off (no progress "
+        "lines) or auto (lines for waits past 2 s, the default)")
+
+
+def test_the_switch_off_silences_a_command_s_reporting_but_not_a_reporter_the_caller_gives(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """With AUXCHECK_PROGRESS=off the reporter a command makes on stderr is never made; one
+    handed in (a test's, a tool's) still reports."""
+    clock = Clock()
+    reporter, stream = plain(clock)
+    monkeypatch.setenv(progress.ENVIRONMENT, "off")
+    monkeypatch.setattr(progress, "DELAY", 0.0)
+    with reporting("auxcheck x") as made:
+        progress.say("a stage line")
+    with reporting("auxcheck x", reporter=reporter) as given:
+        progress.say("a stage line")
+    assert (made, given is reporter) == (None, True)
+    assert (capsys.readouterr().err, stream.getvalue()) == ("", "a stage line\n")
+
+
+def test_the_suites_filter_takes_out_every_timed_line_a_reporter_writes_and_nothing_else() -> None:
+    """Every line a task writes as time passes (its amount, its heartbeat, its end, a stop)
+    is taken out by the suite's filter for subprocess output; said lines stay."""
+    clock = Clock()
+    reporter, stream = plain(clock)
+    with reporting("auxcheck x", reporter=reporter):
+        progress.say("auxcheck x: [1/2] contract ...")
+        with task("contract", unit="items") as items:
+            clock.now += 3
+            items.advance()
+        with task("mypy"):
+            clock.now += 3
+            progress.tick()
+        with pytest.raises(KeyError), task("indexing sglang 0.5.23", unit="files",
+                                           total=9) as files:
+            clock.now += 3
+            files.advance()
+            raise KeyError
+        progress.say("auxcheck x: contract ok (9.0s)")
+    lines = stream.getvalue().splitlines()
+    assert len(lines) == 8, lines  # each task's line and its end, and the two said
+    assert without_timed_lines(stream.getvalue()) == [
+        "auxcheck x: [1/2] contract ...", "auxcheck x: contract ok (9.0s)"]

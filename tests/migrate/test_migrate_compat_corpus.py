@@ -39,7 +39,7 @@ from helpers.releases import REAL_CACHE, real_tree
 from auxcheck.migrate.transform import migrate_source
 
 USES_LINE = f"{USES} = (CommittedTokens,)\n"
-CHUNKS = 8
+CHUNKS = 4
 CORPUS_SIZE = 320
 RUFF_SELECT = "F401,F811,F821,F823"
 _NAMED = re.compile(r"`([^`]*)`")

@@ -16,9 +16,9 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from helpers.progress import show_progress
 from helpers.releases import write_release, write_wheel
 
-from auxcheck._core import progress
 from auxcheck._core.progress import Reporter, reporting
 from auxcheck._releases.download import raw_progress
 from auxcheck._releases.index import ReleaseIndex
@@ -137,8 +137,7 @@ def test_moves_reports_its_index_building_on_stderr_unless_quiet(
         capsys: pytest.CaptureFixture[str]) -> None:
     """`auxcheck moves` says which release it indexes (no delay here); -q only the summary;
     stdout is the same TOML either way."""
-    monkeypatch.setattr(progress, "DELAY", 0.0)
-    monkeypatch.setattr(progress, "EVERY", 0.0)
+    show_progress(monkeypatch, delay=0.0)
     assert moves_main([*moved_releases(tmp_path), *(["-q"] if quiet else [])]) == 0
     out, err = capsys.readouterr()
     assert 'old = "sglang.srt.a"\nnew = "sglang.srt.b"\n' in out
