@@ -57,11 +57,16 @@ $(SARIF_CACHE)/package/Sarif.Multitool:
 	echo "$(SARIF_SHA256)  $(SARIF_TARBALL)" | sha256sum --check --quiet && \
 	tar xzf $(SARIF_TARBALL) && rm $(SARIF_TARBALL) && chmod +x package/Sarif.Multitool
 
+# The suite, on two xdist workers that steal work from each other (no worker idles while the
+# other has a queue). Python may cache bytecode there even where the environment says not to
+# (PYTHONDONTWRITEBYTECODE): each process the suite starts would compile auxcheck anew.
 # PYTEST_ARGS: more pytest options (test-busy passes --suite-shuffle=SEED).
+PYTEST := AUXCHECK_CACHE_DIR=$(CURDIR)/$(WHEEL_CACHE) env -u PYTHONDONTWRITEBYTECODE \
+	$(BIN)/python -m pytest -n 2 --dist worksteal -p no:randomly
+
 test: $(STAMP) wheels sarif-validator
 	$(BIN)/mypy --config-file mypy.ini
-	AUXCHECK_CACHE_DIR=$(CURDIR)/$(WHEEL_CACHE) $(BIN)/python -m pytest -n 2 -p no:randomly \
-	  $(PYTEST_ARGS) tests
+	$(PYTEST) $(PYTEST_ARGS) tests
 
 # A busy day for CI, rehearsed: `make test` RUNS times (default 3) beside four busy loops,
 # each time in a new shuffled order (SEED=N repeats one). docs/development.md says why.
@@ -72,8 +77,7 @@ test-busy: $(STAMP) wheels sarif-validator
 # `make test` and CI run them all.
 test-fast: $(STAMP) wheels sarif-validator
 	$(BIN)/mypy --config-file mypy.ini
-	AUXCHECK_CACHE_DIR=$(CURDIR)/$(WHEEL_CACHE) $(BIN)/python -m pytest -n 2 -p no:randomly \
-	  -m "not slow" tests
+	$(PYTEST) -m "not slow" tests
 
 # The capture example declares [tool.auxcheck] sglang releases: its check reads their wheels.
 demo: $(STAMP) wheels

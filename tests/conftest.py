@@ -126,16 +126,16 @@ def example(tmp_path: Path) -> Callable[[str], Path]:
     return copy
 
 
-@pytest.fixture
-def mypy_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Returns the mypy cache of this test process, set as ``MYPY_CACHE_DIR`` for the test.
+@pytest.fixture(scope="session", autouse=True)
+def _one_mypy_cache_per_process(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Points every mypy the suite runs (``MYPY_CACHE_DIR``) at one cache per test process.
 
-    A cold mypy over a plugin that imports torch takes seconds, a warm one a fraction; one
-    cache per xdist worker, whose tests run one at a time, so no two runs write it at once.
+    A cold mypy over a plugin that imports torch takes seconds, a warm one a fraction. Each
+    xdist worker has a cache of its own and runs one test at a time, so no two mypy runs
+    write one cache at once; mypy checks each entry against its source and options, so what
+    one test cached never stands in for another's files.
     """
-    cache = tmp_path_factory.getbasetemp() / "mypy-cache"
-    monkeypatch.setenv("MYPY_CACHE_DIR", str(cache))
-    return cache
+    os.environ["MYPY_CACHE_DIR"] = str(tmp_path_factory.getbasetemp() / "mypy-cache")
 
 
 @pytest.fixture

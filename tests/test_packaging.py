@@ -51,6 +51,7 @@ COMMAND_LIMIT = 300.0
 
 LEAKY_VARIABLES = frozenset({
     "PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "PYTHONUSERBASE", "MYPYPATH", "VIRTUAL_ENV",
+    "MYPY_CACHE_DIR",
 })
 """Variables through which the checkout, or the project's .venv, could reach the fresh one."""
 

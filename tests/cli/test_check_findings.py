@@ -53,8 +53,7 @@ def check(capsys: pytest.CaptureFixture[str], *args: str,
 
 @pytest.mark.slow
 def test_an_old_import_is_one_finding_that_the_other_stages_refer_to(
-        example: Callable[[str], Path], capsys: pytest.CaptureFixture[str],
-        mypy_cache: Path) -> None:
+        example: Callable[[str], Path], capsys: pytest.CaptureFixture[str]) -> None:
     """The issue's case: one old import fails only the imports stage; mypy's error, the
     contract's imports item and the release's AUX503 refer to its finding, uncounted."""
     project = with_old_import(example)
@@ -83,8 +82,7 @@ def test_an_old_import_is_one_finding_that_the_other_stages_refer_to(
 
 @pytest.mark.slow
 def test_the_text_output_says_the_cause_once_and_the_verdict_fails_on_imports(
-        example: Callable[[str], Path], capsys: pytest.CaptureFixture[str],
-        mypy_cache: Path) -> None:
+        example: Callable[[str], Path], capsys: pytest.CaptureFixture[str]) -> None:
     """The text names the old import once (the imports stage), each later stage says what
     it did not count, and the verdict fails on the imports stage alone."""
     project = with_old_import(example)
@@ -123,8 +121,7 @@ def test_the_imports_items_finding_outside_the_project_stays_its_own(
 
 @pytest.mark.slow
 def test_an_independent_mypy_error_is_still_counted(
-        example: Callable[[str], Path], capsys: pytest.CaptureFixture[str],
-        mypy_cache: Path) -> None:
+        example: Callable[[str], Path], capsys: pytest.CaptureFixture[str]) -> None:
     """A mypy error on another line, or about a name that never moved on the old import's
     own line, is the mypy stage's own finding: counted, failing the stage."""
     project = with_old_import(example, extra='\nWRONG: int = "text"\n')
@@ -145,8 +142,7 @@ def test_an_independent_mypy_error_is_still_counted(
 
 @pytest.mark.slow
 def test_a_package_path_gives_paths_relative_to_it_in_every_stage(
-        example: Callable[[str], Path], capsys: pytest.CaptureFixture[str],
-        mypy_cache: Path) -> None:
+        example: Callable[[str], Path], capsys: pytest.CaptureFixture[str]) -> None:
     """PATH a package: mypy runs from its parent, yet its paths, like the imports stage's,
     are relative to PATH, and its error still refers to the import's finding."""
     package = with_old_import(example) / "capture_plugin"

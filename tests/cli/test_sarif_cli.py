@@ -133,7 +133,7 @@ def test_check_of_a_clean_plugin_writes_a_valid_log_without_results(
 
 @pytest.mark.slow
 def test_check_of_an_old_import_writes_one_result_for_its_one_cause(
-        project: Path, capsys: pytest.CaptureFixture[str], mypy_cache: Path,
+        project: Path, capsys: pytest.CaptureFixture[str],
         tmp_path_factory: pytest.TempPathFactory) -> None:
     """check: the old import the scan and mypy both report is one result, mypy's as related."""
     (project / "plugin" / "__init__.py").write_text("")

@@ -58,7 +58,7 @@ def by_stage(document: dict[str, object]) -> dict[str, dict[str, object]]:
 
 @pytest.mark.slow
 def test_symlink_loops_are_noted_once_and_neither_mypy_nor_pytest_follows_them(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str], mypy_cache: Path) -> None:
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A package holding `up -> ..` and `self -> .` is type-checked and tested once: the links
     are named in one warning, mypy finishes, and pytest collects each contract item once."""
     plain = plugin(tmp_path / "plain")

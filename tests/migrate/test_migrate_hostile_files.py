@@ -681,14 +681,14 @@ def test_a_file_over_the_size_limit_is_left_unchanged_with_a_note(
 def test_migrate_s_scan_leaves_a_file_over_its_size_limit_unparsed_and_the_release_scan_reads_it(
     tmp_path: Path,
 ) -> None:
-    """A generated 3 MB module: migrate's scan says AUX504 naming its limit; the read-only release
-    scan (``check``'s, 16 MB) reads it."""
+    """A generated module just over 2 MB: migrate's scan says AUX504 naming its limit; the
+    read-only release scan (``check``'s, 16 MB) reads it."""
     from auxcheck._releases.plugin_scan import scan_project
 
-    (tmp_path / "big.py").write_text(FIXABLE + "x = 1\n" * 520_000)
+    (tmp_path / "big.py").write_text(FIXABLE + "x = 1\n" * 360_000)
     [finding] = scan_paths([str(tmp_path)])
     assert (finding.code, finding.location) == ("AUX504", f"{tmp_path / 'big.py'}:1:1")
-    assert finding.message.startswith("was not parsed: 3,120,066 bytes, over the 2,097,152 bytes")
+    assert finding.message.startswith("was not parsed: 2,160,066 bytes, over the 2,097,152 bytes")
     scan = scan_project(tmp_path)
     assert ([i.module for i in scan.imports], list(scan.unreadable)) == ([OLD], [])
 

@@ -811,10 +811,10 @@ def test_a_correct_plugin_from_the_readme_passes_in_five_runs_with_fresh_seeds(
         seed = random.SystemRandom().randrange(2**32)
         result = entropy.runpytest_inprocess(
             "--auxcheck", "--auxcheck-profile=fresh", "-p", "no:randomly",
-            f"--hypothesis-seed={seed}", "-k", "not imports")
+            f"--hypothesis-seed={seed}", "-k", "not imports and not impl")  # no user output
         outcomes = result.parseoutcomes()
         assert outcomes.get("failed", 0) == 0, (seed, result.stdout.str()[-3000:])
-        assert outcomes["passed"] > 60
+        assert outcomes["passed"] > 50  # the output's and the observer's items, judged
 
 
 def test_a_misnamed_fixture_is_an_error_naming_the_closest_names(project: pytest.Pytester) -> None:
