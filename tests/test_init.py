@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import pytest
+from helpers.processes import HANG_GUARD
 
 import auxcheck
 
@@ -79,5 +80,5 @@ def test_light_imports_load_neither_torch_libcst_nor_hypothesis() -> None:
         " if m in sys.modules)))\n"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                            timeout=60, check=True)
+                            timeout=HANG_GUARD, check=True)
     assert json.loads(result.stdout) == []

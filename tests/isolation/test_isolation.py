@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from helpers.plugin_sources import CLEAN_OUTPUT
-from helpers.processes import alive, hang_guard, wait_until
+from helpers.processes import HANG_GUARD, alive, hang_guard, wait_until
 
 from auxcheck._isolation.bounded import run_bounded
 from auxcheck._isolation.runner import _close_idle
@@ -129,7 +129,7 @@ def test_a_thread_that_never_ends_cannot_hang_the_command(tmp_path: Path) -> Non
     """))
     done = subprocess.run([sys.executable, "-m", "auxcheck", "validate", "--timeout", "5",
                            "--path", str(tmp_path), "hostile_mod:T"],
-                          capture_output=True, text=True, timeout=60, check=False)
+                          capture_output=True, text=True, timeout=HANG_GUARD, check=False)
     assert done.returncode in (0, 1), done.stderr
     assert "Traceback" not in done.stdout + done.stderr
 
@@ -329,7 +329,7 @@ def test_a_streamed_command_hands_no_descriptor_of_ours_to_a_process_it_leaves_b
     the caller's stream: whoever reads it sees its end as soon as the command ended."""
     read_end, write_end = os.pipe()
     with os.fdopen(write_end, "w") as stream:
-        done = run_bounded([sys.executable, "-c", ESCAPES], timeout=30, stream=stream)
+        done = run_bounded([sys.executable, "-c", ESCAPES], timeout=HANG_GUARD, stream=stream)
     try:
         ready, _, _ = select.select([read_end], [], [], 10)
         relayed = os.read(read_end, 1024).decode() if ready else ""

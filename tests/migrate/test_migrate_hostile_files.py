@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 from helpers.plugin_sources import FIXABLE, MIGRATED, NEW, OLD, flat_sum
 from helpers.processes import (
+    HANG_GUARD,
     alive,
     children,
     cpu_seconds,
@@ -432,7 +433,7 @@ def test_a_fifo_or_device_named_py_is_skipped_with_a_note(tmp_path: Path, make: 
     """A FIFO or a character device is never read: a note names it, and the run ends."""
     paths = make(tmp_path)  # type: ignore[operator]
     (tmp_path / "ok.py").write_text(FIXABLE)
-    done = cli(*mode, *paths, "ok.py", cwd=tmp_path, timeout=30)
+    done = cli(*mode, *paths, "ok.py", cwd=tmp_path, timeout=HANG_GUARD)
     assert "Traceback" not in done.stderr
     assert ": note: skipped: it is a " in done.stderr
     assert "not a regular file; only regular files are read" in done.stderr
@@ -487,7 +488,7 @@ def test_the_imports_scan_reports_a_fifo_instead_of_hanging(
     code = ("import sys; from auxcheck.migrate.scan import scan_paths; "
             f"print(*[f.message for f in scan_paths(['.'], every_file={every_file})])")
     done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
-                          text=True, timeout=30, check=False)
+                          text=True, timeout=HANG_GUARD, check=False)
     assert "it is a FIFO (named pipe), not a regular file" in done.stdout, done.stderr
 
 

@@ -15,6 +15,7 @@ import pytest
 from helpers.migration import MOVES, codes, migrate
 from helpers.paths import TORCH_STANDIN
 from helpers.plugin_sources import NEW, OLD
+from helpers.processes import HANG_GUARD
 
 from auxcheck.migrate.scan import scan_source
 
@@ -186,7 +187,7 @@ def fallback_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
               "        out[n] = repr(e)\n    else:\n        out[n] = 'ok'\nprint(json.dumps(out))\n")
     env = {**os.environ, "PYTHONPATH": str(root), "PYTHONDONTWRITEBYTECODE": "1"}
     completed = subprocess.run([sys.executable, "-c", driver, *names], cwd=root, env=env,
-                               capture_output=True, text=True, check=True, timeout=60)
+                               capture_output=True, text=True, check=True, timeout=HANG_GUARD)
     return dict(json.loads(completed.stdout.splitlines()[-1]))
 
 
