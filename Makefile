@@ -58,8 +58,8 @@ $(SARIF_CACHE)/package/Sarif.Multitool:
 	tar xzf $(SARIF_TARBALL) && rm $(SARIF_TARBALL) && chmod +x package/Sarif.Multitool
 
 # The suite, on two xdist workers that steal work from each other (no worker idles while the
-# other has a queue). Python may cache bytecode there even where the environment says not to
-# (PYTHONDONTWRITEBYTECODE): each process the suite starts would compile auxcheck anew.
+# other has a queue), with bytecode cached even where the environment sets
+# PYTHONDONTWRITEBYTECODE: otherwise each process the suite starts compiles auxcheck anew.
 # PYTEST_ARGS: more pytest options (test-busy passes --suite-shuffle=SEED).
 PYTEST := AUXCHECK_CACHE_DIR=$(CURDIR)/$(WHEEL_CACHE) env -u PYTHONDONTWRITEBYTECODE \
 	$(BIN)/python -m pytest -n 2 --dist worksteal -p no:randomly

@@ -497,10 +497,25 @@ def help_options(*program: str) -> frozenset[str]:
 
 
 @cache
+def makefile_text() -> str:
+    """Returns the Makefile's text."""
+    return (REPO / "Makefile").read_text(encoding="utf-8")
+
+
+@cache
 def makefile_targets() -> frozenset[str]:
     """Returns the targets the Makefile defines."""
-    text = (REPO / "Makefile").read_text(encoding="utf-8")
-    return frozenset(re.findall(r"^([\w-]+):", text, flags=re.MULTILINE))
+    return frozenset(re.findall(r"^([\w-]+):", makefile_text(), flags=re.MULTILINE))
+
+
+def make_word_problem(word: str) -> str | None:
+    """Returns what is wrong with one word after ``make``: a target the Makefile lacks, or a
+    ``NAME=value`` whose NAME it never reads; None when it is fine."""
+    name, assigns, _ = word.partition("=")
+    if assigns:
+        found = re.search(rf"\b{re.escape(name)}\b", makefile_text())
+        return None if found else f"the Makefile never names {name}"
+    return None if word in makefile_targets() else f"no make target {word}"
 
 
 @cache
@@ -552,12 +567,7 @@ def command_problems(words: tuple[str, ...]) -> list[str]:
         missing = options_of(words[3:]) - help_options("mypy")
         return [*problems, *(f"mypy has no {o}" for o in sorted(missing))]
     if words[:1] == ("make",):
-        makefile = (REPO / "Makefile").read_text(encoding="utf-8")
-        return [*problems, *(
-            (f"the Makefile never names {t.partition('=')[0]}" if "=" in t else
-             f"no make target {t}") for t in words[1:]
-            if ("=" in t and not re.search(rf"\b{re.escape(t.partition('=')[0])}\b", makefile))
-            or ("=" not in t and t not in makefile_targets()))]
+        return [*problems, *filter(None, map(make_word_problem, words[1:]))]
     if words[:1] == ("pip",) and words[1:2] in (("install",), ("wheel",)):
         return [*problems, *_pip_problems(words)]
     if words[:3] in SGLANG_COMMANDS:

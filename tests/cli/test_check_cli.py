@@ -14,7 +14,7 @@ import pytest
 from helpers.broken_files import BROKEN, PYTHON, Broken, write_broken
 from helpers.paths import EXAMPLES, REPO
 from helpers.plugin_sources import FIXABLE
-from helpers.progress import SHOWN, show_progress, without_timed_lines
+from helpers.progress import show_progress, shown_environment, without_timed_lines
 
 from auxcheck.cli._check_stages import (
     CHECK_AUX504_HINT,
@@ -557,7 +557,7 @@ def test_stderr_holds_the_stage_lines_pytests_output_only_with_v_and_nothing_wit
     done = subprocess.run(
         [sys.executable, "-m", "auxcheck", "check", *flags, *ONLY_CONTRACT, str(plugin), "--",
          "-p", "no:randomly", "-k", ONE_ITEM], capture_output=True, text=True, check=False,
-        cwd=REPO, env=SHOWN)
+        cwd=REPO, env=shown_environment())
     stage_lines = [
         "auxcheck check: [1/4] imports skipped (--skip)",
         "auxcheck check: [2/4] mypy skipped (--skip)",

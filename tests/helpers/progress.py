@@ -9,7 +9,7 @@ ways that read the same on an idle and on a busy machine:
   infinity (no wait ever speaks; a command's own lines, such as ``check``'s stage lines,
   still do): :func:`show_progress`;
 - in a real subprocess, where no delay can be set, with the timed lines taken out by their
-  shape: :func:`without_timed_lines` (and :data:`SHOWN` in the child's environment).
+  shape: :func:`without_timed_lines` (and :func:`shown_environment` for the child).
 """
 
 from __future__ import annotations
@@ -21,11 +21,8 @@ import pytest
 
 from auxcheck._core import progress
 
-SHOWN = {**os.environ, progress.ENVIRONMENT: "auto"}
-"""An environment for a subprocess whose progress a test reads (the suite's own is off)."""
-
 _TIMED = re.compile(
-    r"^(?P<prefix>[^:]+): .+(?:: .+ \(\d+ s\)| \.\.\. \d+ s|: done(?:, .+)? in \d+\.\d s"
+    r"^[^:]+: .+(?:: .+ \(\d+ s\)| \.\.\. \d+ s|: done(?:, .+)? in \d+\.\d s"
     r"|: stopped after \d+\.\d s)$")
 """The shapes of a task's timed lines (:meth:`auxcheck._core.progress.Task.text` and the end
 line :meth:`auxcheck._core.progress.Reporter.close` writes)."""
@@ -37,6 +34,12 @@ def show_progress(monkeypatch: pytest.MonkeyPatch, *, delay: float) -> None:
     monkeypatch.setenv(progress.ENVIRONMENT, "auto")
     monkeypatch.setattr(progress, "DELAY", delay)
     monkeypatch.setattr(progress, "EVERY", delay)
+
+
+def shown_environment() -> dict[str, str]:
+    """Returns the test's environment as it is now, with progress on: for a subprocess whose
+    progress a test reads (the suite's own is off)."""
+    return {**os.environ, progress.ENVIRONMENT: "auto"}
 
 
 def without_timed_lines(text: str) -> list[str]:
