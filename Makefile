@@ -14,7 +14,7 @@ WHEEL_CACHE := .cache/sglang
 FETCH_WHEEL := import sys; from pathlib import Path; from auxcheck.releases import fetch_wheel; \
 	fetch_wheel(sys.argv[1], cache=Path(sys.argv[2]))
 
-.PHONY: test test-fast test-busy demo venv bench clean clean-cache wheels sarif-validator
+.PHONY: test test-fast test-busy demo venv bench clean clean-cache wheels sarif-validator sglang-cpu
 
 venv: $(STAMP)
 
@@ -36,6 +36,16 @@ wheels: $(STAMP)
 	  echo "fetching sglang $$v into $(WHEEL_CACHE)"; \
 	  $(BIN)/python -c "$(FETCH_WHEEL)" $$v $(WHEEL_CACHE) || exit 1; \
 	done
+
+# SGLang 0.5.23's real code on CPU, for the differential and live tiers: a virtual environment of
+# its own (CPU torch, SGLang without its CUDA requirements, pinned by
+# auxcheck/_sglang_cpu/constraints-0.5.23.txt), built once (about 2 min, 1.9 GB) and rebuilt
+# only when its recipe changes. Never installed into $(VENV).
+SGLANG_CPU := .cache/sglang-cpu
+
+sglang-cpu: $(STAMP) wheels
+	@$(BIN)/python -m auxcheck._sglang_cpu $(SGLANG_CPU) \
+	  --wheel $(firstword $(wildcard $(WHEEL_CACHE)/sglang-0.5.23-*.whl))
 
 # Microsoft's SARIF Multitool, which the suite runs on every SARIF log auxcheck writes (the
 # SARIF 2.1.0 schema and the SARIF rules): a self-contained Linux x86-64 program from the npm
@@ -61,21 +71,22 @@ $(SARIF_CACHE)/package/Sarif.Multitool:
 # other has a queue), with bytecode cached even where the environment sets
 # PYTHONDONTWRITEBYTECODE: otherwise each process the suite starts compiles auxcheck anew.
 # PYTEST_ARGS: more pytest options (test-busy passes --suite-shuffle=SEED).
-PYTEST := AUXCHECK_CACHE_DIR=$(CURDIR)/$(WHEEL_CACHE) env -u PYTHONDONTWRITEBYTECODE \
+PYTEST := AUXCHECK_CACHE_DIR=$(CURDIR)/$(WHEEL_CACHE) AUXCHECK_SGLANG_CPU=$(CURDIR)/$(SGLANG_CPU) \
+	env -u PYTHONDONTWRITEBYTECODE \
 	$(BIN)/python -m pytest -n 2 --dist worksteal -p no:randomly
 
-test: $(STAMP) wheels sarif-validator
+test: $(STAMP) wheels sarif-validator sglang-cpu
 	$(BIN)/mypy --config-file mypy.ini
 	$(PYTEST) $(PYTEST_ARGS) tests
 
 # A busy day for CI, rehearsed: `make test` RUNS times (default 3) beside four busy loops,
 # each time in a new shuffled order (SEED=N repeats one). docs/development.md says why.
-test-busy: $(STAMP) wheels sarif-validator
+test-busy: $(STAMP) wheels sarif-validator sglang-cpu
 	@bash tests/busy.sh $(or $(RUNS),3)
 
 # The edit loop: every test but those marked slow (real subprocesses, xdist, cold mypy).
 # `make test` and CI run them all.
-test-fast: $(STAMP) wheels sarif-validator
+test-fast: $(STAMP) wheels sarif-validator sglang-cpu
 	$(BIN)/mypy --config-file mypy.ini
 	$(PYTEST) -m "not slow" tests
 
@@ -91,7 +102,7 @@ clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .hypothesis
 
 clean-cache:
-	rm -rf $(WHEEL_CACHE) $(SARIF_CACHE)
+	rm -rf $(WHEEL_CACHE) $(SARIF_CACHE) $(SGLANG_CPU)
 
 # The release: the sdist, and the wheel built from it, in dist/, checked by twine.
 # tests/test_packaging.py installs them into a fresh virtual environment.

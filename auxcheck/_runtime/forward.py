@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from auxcheck._runtime.scheduler import FakeBatch
+from auxcheck._runtime.scheduler import FakeBatch, FakeForwardMode
 from auxcheck.report import Finding
 
 if TYPE_CHECKING:
@@ -21,21 +21,6 @@ __all__ = [
 ]
 
 @dataclass(slots=True)
-class FakeForwardMode:
-    """``ForwardMode``: decode (a CUDA-graph replay) or extend (a prefill)."""
-
-    name: str
-
-    def is_decode(self) -> bool:
-        """Returns True for a decode step."""
-        return self.name == "DECODE"
-
-    def is_extend(self) -> bool:
-        """Returns True for a prefill (extend) step."""
-        return self.name == "EXTEND"
-
-
-@dataclass(slots=True)
 class FakeSamplingInfo:
     """The ``SamplingBatchInfo`` fields observers read, one row per request."""
 
@@ -47,6 +32,9 @@ class FakeSamplingInfo:
     is_all_greedy: bool = False
     need_min_p_sampling: bool = False
     device: str = "cpu"
+    grammars: list[Any] | None = None
+    custom_params: list[dict[str, Any] | None] | None = None
+    logit_bias: Any = None
 
 
 @dataclass(slots=True)

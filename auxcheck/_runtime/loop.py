@@ -65,7 +65,7 @@ def run_loop(produce: Producer, *, size: BatchSize, steps: int,
     steps commit several tokens to a request, as speculative decoding does; leave it off
     for what stock SGLang's sampling observers publish (it never runs them under it).
     """
-    model = SchedulerModel(seed=seed, speculative=speculative)
+    model = SchedulerModel(seed=seed, speculative=speculative, overlap=overlap)
     graph = GraphOutputs(max_rows=max(size.sizes), seed=seed)
     registries = [r for r in (static, graph.registry()) if r is not None]
     queue: deque[tuple[int, FakeBatch, list[PublishedLeaf]]] = deque()
@@ -88,8 +88,11 @@ def run_loop(produce: Producer, *, size: BatchSize, steps: int,
     phase_code("")
     try:
         for step in range(steps):
-            live.reqs = model.batch(size.at(step)).reqs  # the running batch persists; rebound
+            in_flight = queue[-1][1].reqs if queue else ()
+            # the running batch persists; rebound
+            live.reqs = model.batch(size.at(step), in_flight=in_flight).reqs
             forward = graph.forward(step, live)
+            live.forward_mode = forward.forward_batch.forward_mode
             at = f"at step {step + 1}"
             try:
                 output = produce(forward)
@@ -103,7 +106,7 @@ def run_loop(produce: Producer, *, size: BatchSize, steps: int,
             if output is not None:
                 published, copied = publish(output, registries, at)
                 keep(copied, step)
-            queue.append((step, FakeBatch(list(live.reqs)), published))
+            queue.append((step, live.copy(), published))
             if not overlap or len(queue) > 1:
                 process()
         graph.replay()  # the forward that follows the last step

@@ -15,6 +15,7 @@ from auxcheck._runtime.batches import OBSERVER_SIZES, BatchSize
 from auxcheck._runtime.forward import FakeSamplingInfo, Forward
 from auxcheck._runtime.handed import hold, sampler_failed, written
 from auxcheck._runtime.loop import HookFailed, Producer, run_loop
+from auxcheck._runtime.sglang_fields import unsimulated_note
 from auxcheck.protocols import append_auxiliary_output
 from auxcheck.report import Finding, Report, describe
 
@@ -29,6 +30,9 @@ def _hook(observer: Any, name: str, *args: Any, **kwargs: Any) -> Any:
     found = lookup(observer, name)
     outcome = found if found.error is not None or not callable(found.value) else \
         attempt(found.value, *args, **kwargs)
+    if outcome.error is not None and (note := unsimulated_note(outcome.error, name, "",
+                                                               observer)) is not None:
+        raise HookFailed(note)
     if outcome.error is not None or outcome.value is MISSING:
         seen = "is no longer there" if outcome.error is None else \
             f"raised {kind_name(outcome.error)}"

@@ -16,6 +16,7 @@ from auxcheck._runtime.consume import ConsumeWitness
 from auxcheck._runtime.copying import DeferredCopy, covered_bytes, still_holds
 from auxcheck._runtime.methods import method_findings
 from auxcheck._runtime.scheduler import FakeBatch
+from auxcheck._runtime.sglang_fields import unsimulated_note
 from auxcheck._runtime.walk import TensorRef, dense_parts, iter_tensors, unique_tensors
 from auxcheck.protocols import CommittedTokens
 from auxcheck.report import Finding, describe
@@ -279,15 +280,46 @@ def consume_call_findings(host: Any, batch: Any, commits: list[CommittedTokens |
     announce("AUX203", "comparing what `consume` of {} left in the batch", host)
     findings = []
     if outcome.error is not None:
-        findings.append(Finding.of("AUX202", f"consume raised {kind_name(outcome.error)} "
-                                   f"{at}", "expected it to handle the commits SGLang passes",
-                                   host, detail=outcome.detail))
+        findings.append(_consume_raised(host, witness, outcome.error, outcome.detail, at))
     findings += witness.findings(host, at)
     witness.restore()
     if outcome.error is None and outcome.value is not None:
         findings.append(Finding.of("AUX204", f"consume returned {describe(outcome.value)} {at}",
                                    "expected None", host))
     return findings
+
+
+_ABORT_HINT = (
+    "a request aborted while it ran (`/abort_request`, a timeout) or finished by its grammar "
+    "is committed its last token with `req.finished()` True and `req.finished_len` None: its "
+    "visible output is then `len(req.output_ids)`; read `finished_len` only when it is not "
+    "None, handle None commits, and index commits by position in `batch.reqs`")
+
+
+def _consume_raised(host: Any, witness: ConsumeWitness, error: BaseException,
+                    detail: str | None, at: str) -> Finding:
+    """Returns the AUX202 finding for a ``consume`` that raised ``error``.
+
+    Where the step committed a token to a finished request without ``finished_len`` (an
+    abort while it ran: SGLang appends and commits that pass's token all the same), the
+    finding names the request, and an error about None gets the fix for that cause.
+    """
+    note = unsimulated_note(error, "consume", at, host)
+    if note is not None:
+        return note
+    finding = Finding.of("AUX202", f"consume raised {kind_name(error)} {at}",
+                         "expected it to handle the commits SGLang passes", host, detail=detail)
+    unset = [req for req, state, commit in zip(witness.before, witness.states, witness.entries)
+             if commit is not None and state[1] is None and state[2] is not None]
+    if not unset:
+        return finding
+    rid = describe(attempt(getattr, unset[0], "rid", unset[0]).value)
+    seen = (f"{finding.summary}, where request {rid} was aborted while it ran: SGLang commits "
+            "its last token with finished() True and finished_len None")
+    finding = replace(finding, message=f"{seen}; {finding.expected}", seen=seen)
+    if "NoneType" in str(error):
+        finding = replace(finding, hint=_ABORT_HINT)
+    return finding
 
 
 def process_step(published: list[PublishedLeaf], batch: FakeBatch,

@@ -1,0 +1,34 @@
+"""``python -m auxcheck._sglang_cpu DEST [--wheel WHEEL]``: builds the CPU SGLang environment at DEST.
+
+``make sglang-cpu`` runs it; a ready environment is left as it is. Exit 1 with the failing
+step's message when the build fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from auxcheck._sglang_cpu.environment import RELEASE, EnvironmentError_, build
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Builds the environment named on the command line; returns the exit status."""
+    parser = argparse.ArgumentParser(
+        prog="python -m auxcheck._sglang_cpu",
+        description=f"Build (once) a virtual environment running SGLang {RELEASE} on CPU.")
+    parser.add_argument("dest", type=Path, help="the environment's folder")
+    parser.add_argument("--wheel", type=Path, help=f"SGLang {RELEASE}'s wheel, if at hand")
+    args = parser.parse_args(argv)
+    try:
+        env = build(args.dest, wheel=args.wheel, say=lambda text: print(text, flush=True))
+    except EnvironmentError_ as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(f"CPU SGLang {RELEASE} environment: {env.path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

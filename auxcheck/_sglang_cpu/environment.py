@@ -1,0 +1,196 @@
+"""A virtual environment where SGLang's real code runs on a CPU: built once, pinned, reused.
+
+SGLang's wheel asks for CUDA torch and CUDA-only kernels, none of which a CPU machine can
+use. The recipe here installs the CPU build of torch, then SGLang and torchvision from
+their wheels without their dependencies, then the part of SGLang's requirements that imports
+on a CPU (``requirements-<release>.txt``), every version held by ``constraints-<release>.txt``
+(one ``pip freeze`` of a working build: SGLang's own requirements are unpinned and drift).
+Two stand-ins from ``site/`` go into its site-packages: an ``sgl_kernel`` without compiled
+kernels and a start-up module (``_auxcheck_sglang_cpu.pth``) that selects SGLang's CPU engine
+and defines what PyPI's CUDA-linked torchvision needs (no SGLang code is changed).
+
+The environment is the folder given; it is usable once its stamp file names this release
+and this recipe's digest. A change to the recipe builds it anew; an interrupted build
+leaves no stamp, so the next one starts over. Nothing is installed into the caller's
+environment.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from auxcheck.errors import AuxcheckError
+
+__all__ = [
+    "RELEASE",
+    "TORCH_PIN",
+    "Environment",
+    "EnvironmentError_",
+    "build",
+    "recipe_digest",
+]
+
+RELEASE = "0.5.23"
+"""The SGLang release the environment runs (the only one whose CPU engine serves without a GPU
+here)."""
+TORCH_PIN = "torch==2.13.0"
+"""The CPU build of torch (SGLang 0.5.23 asks for CUDA torch 2.14.1)."""
+TORCHVISION_PIN = "torchvision==0.28.0"
+STAMP = "auxcheck-sglang-cpu.json"
+_HERE = Path(__file__).resolve().parent
+_SITE = _HERE / "site"
+_SHIM = "_auxcheck_sglang_cpu"
+_NO_DEPS = ("xgrammar",)
+"""Installed without their requirements (xgrammar's pull in the 1 GB triton wheel)."""
+
+
+class EnvironmentError_(AuxcheckError):  # noqa: N801 - OSError's alias EnvironmentError is taken
+    """The CPU SGLang environment could not be built; the message says which step and why."""
+
+
+def _recipe_files() -> list[Path]:
+    return [_HERE / f"requirements-{RELEASE}.txt", _HERE / f"constraints-{RELEASE}.txt",
+            _HERE / "site" / f"{_SHIM}.py", _HERE / "site" / "sgl_kernel" / "__init__.py",
+            _HERE / "tiny_model.py"]
+
+
+def recipe_digest() -> str:
+    """Returns the digest of everything the environment is built from (files, pins, release)."""
+    digest = hashlib.sha256(f"{RELEASE} {TORCH_PIN} {TORCHVISION_PIN} {sys.version_info[:2]}"
+                            .encode())
+    for path in _recipe_files():
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+@dataclass(frozen=True, slots=True)
+class Environment:
+    """A built environment: its interpreter and the variables SGLang needs in it."""
+
+    path: Path
+
+    @property
+    def python(self) -> Path:
+        """Returns the environment's interpreter."""
+        return self.path / "bin" / "python"
+
+    @property
+    def model(self) -> Path:
+        """Returns the tiny random Llama built with the environment (``tiny_model.py``)."""
+        return self.path / "tiny-llama"
+
+    def ready(self) -> bool:
+        """Returns True when the environment was built by this recipe and is complete."""
+        try:
+            stamp = json.loads((self.path / STAMP).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return False
+        return (isinstance(stamp, dict) and stamp.get("recipe") == recipe_digest()
+                and self.python.exists())
+
+    def environ(self, base: Mapping[str, str] | None = None) -> dict[str, str]:
+        """Returns ``base`` (default: this process's environment) set up to run SGLang on CPU.
+
+        The start-up module sets ``SGLANG_USE_CPU_ENGINE`` too; it is set here for the
+        processes SGLang starts with a clean environment. Variables of the caller's
+        virtual environment are dropped so they cannot leak into this one.
+        """
+        env = dict(os.environ if base is None else base)
+        for name in ("VIRTUAL_ENV", "PYTHONHOME", "PYTHONPATH", "PIP_CONSTRAINT"):
+            env.pop(name, None)
+        env["SGLANG_USE_CPU_ENGINE"] = "1"
+        return env
+
+
+def build(path: Path, *, wheel: Path | None = None,
+          say: Callable[[str], None] = lambda text: None) -> Environment:
+    """Returns the environment at ``path``, building it first unless it is ready.
+
+    ``wheel`` is SGLang's wheel when the caller has it (auxcheck's wheel cache); otherwise
+    pip downloads it. ``say`` gets one line per step, with the seconds so far. Raises
+    EnvironmentError_ naming the step that failed and pip's last lines.
+    """
+    env = Environment(path.resolve())
+    if env.ready():
+        return env
+    env.path.parent.mkdir(parents=True, exist_ok=True)
+    with _lock(env.path.parent / f".{env.path.name}.lock"):
+        if env.ready():  # another build finished while this one waited
+            return env
+        _build(env, wheel, say)
+    return env
+
+
+@contextmanager
+def _lock(path: Path) -> Iterator[None]:
+    with open(path, "w", encoding="utf-8") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _build(env: Environment, wheel: Path | None, say: Callable[[str], None]) -> None:
+    start = time.monotonic()
+
+    def step(text: str) -> None:
+        say(f"[{time.monotonic() - start:4.0f} s] {text}")
+
+    if env.path.exists():
+        shutil.rmtree(env.path)
+    constraints = _HERE / f"constraints-{RELEASE}.txt"
+    pip_env = {k: v for k, v in os.environ.items()
+               if k not in ("VIRTUAL_ENV", "PYTHONPATH", "PIP_CONSTRAINT", "PIP_REQUIRE_VIRTUALENV")}
+    step(f"creating {env.path}")
+    _run([sys.executable, "-m", "venv", str(env.path)], "creating the virtual environment",
+         pip_env)
+    pip = [str(env.python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+           "-c", str(constraints)]
+    step(f"installing numpy and {TORCH_PIN} (CPU)")
+    _run([*pip, "numpy", TORCH_PIN], f"installing {TORCH_PIN}", pip_env)
+    step(f"installing sglang {RELEASE} and {TORCHVISION_PIN} without their dependencies")
+    _run([*pip, "--no-deps", str(wheel) if wheel else f"sglang=={RELEASE}", TORCHVISION_PIN],
+         f"installing sglang {RELEASE}", pip_env)
+    requirements = _HERE / f"requirements-{RELEASE}.txt"
+    step(f"installing SGLang's CPU requirements ({requirements.name})")
+    _run([*pip, "-r", str(requirements)], "installing SGLang's requirements", pip_env)
+    _run([*pip, "--no-deps", *_NO_DEPS], "installing " + ", ".join(_NO_DEPS), pip_env)
+    site = Path(subprocess.run(
+        [str(env.python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        check=True, capture_output=True, text=True, env=pip_env).stdout.strip())
+    shutil.copy2(_SITE / f"{_SHIM}.py", site / f"{_SHIM}.py")
+    shutil.copytree(_SITE / "sgl_kernel", site / "sgl_kernel",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    (site / f"{_SHIM}.pth").write_text(f"import {_SHIM}\n", encoding="utf-8")
+    step("writing a tiny random Llama for SGLang to serve")
+    _run([str(env.python), str(_HERE / "tiny_model.py"), str(env.model)],
+         "writing the tiny model", env.environ(pip_env))
+    step("checking that SGLang's scheduler imports")
+    _run([str(env.python), "-c", "import sglang.srt.managers.scheduler_components."
+          "batch_result_processor"], "importing SGLang's scheduler", env.environ(pip_env))
+    (env.path / STAMP).write_text(json.dumps({"release": RELEASE, "recipe": recipe_digest()}),
+                                  encoding="utf-8")
+    step("ready")
+
+
+def _run(command: list[str], what: str, env: Mapping[str, str]) -> None:
+    done = subprocess.run(command, capture_output=True, text=True, env=dict(env), check=False)
+    if done.returncode != 0:
+        tail = "\n".join((done.stdout + done.stderr).strip().splitlines()[-15:])
+        raise EnvironmentError_(
+            f"building the CPU SGLang {RELEASE} environment failed while {what} "
+            f"(exit {done.returncode}):\n{tail}\nFix the cause above (a network or disk "
+            "problem, a package no longer on PyPI) and run it again; the environment is "
+            "rebuilt from the start")
