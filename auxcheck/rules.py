@@ -64,6 +64,16 @@ _TABLE: tuple[tuple[str, str, str], ...] = (
                 "forward batch)"),
      ("`clone()` before editing (`logits.clone().masked_fill_(...)`); never write in place to "
       "the tensors a hook is handed")),
+    ("AUX114", ("`copy_to_host` read the values of a tensor `copy_tensor` returned before SGLang "
+                "synchronizes the copy (`.tolist()`, `.item()`, indexing into Python)"),
+     ("keep what `copy_tensor` returns as tensors in the host output and read their values in "
+      "`consume`: SGLang synchronizes the copy only after `copy_to_host` returns, and on a GPU "
+      "the host tensor holds old bytes until then")),
+    ("AUX115", ("an observer kept a tensor SGLang handed it and read it after SGLang edited it "
+                "in place (the logits of `before_grammar` read in `after_sample`)"),
+     ("compute in `before_grammar` what `after_sample` needs, or `clone()` the logits there: "
+      "after `before_grammar` the sampler masks (grammar), biases, divides by the temperature "
+      "and softmaxes the logits in place")),
     ("AUX201", "host output has no callable `consume(batch, commits)`",
      "define `consume(self, batch, commits)` taking two positional arguments"),
     ("AUX202", ("`consume` raised on a call SGLang makes: the batch its output was built for, "

@@ -31,6 +31,7 @@ CAPABILITIES = {
     "releases": ("auxcheck._releases", "auxcheck.releases"),
     "guard": ("auxcheck._guard", "auxcheck.sglang_plugin"),
     "migrate": ("auxcheck.migrate",),
+    "sglang_cpu": ("auxcheck._sglang_cpu",),
     "cli": ("auxcheck.cli", "auxcheck.__main__"),
 }
 """Each capability's modules, by dotted prefix; ``auxcheck`` itself only re-exports."""
@@ -43,6 +44,7 @@ MAY_IMPORT = {
     "migrate": {"core", "migrate"},
     "suite": {"core", "runtime", "isolation", "suite", "releases", "migrate"},
     "guard": {"core", "runtime", "releases", "guard"},
+    "sglang_cpu": {"core", "sglang_cpu"},
     "cli": set(CAPABILITIES),
 }
 """The capabilities each may import from (docs/architecture.md); anything else breaks layering."""
@@ -52,6 +54,7 @@ FORBIDDEN_THIRD_PARTY = {
     "runtime": {"pytest", "_pytest"},
     "migrate": {"torch", "hypothesis", "pytest", "_pytest"},
     "releases": {"torch", "hypothesis", "pytest", "_pytest"},
+    "sglang_cpu": {"hypothesis", "pytest", "_pytest"},
 }
 """Outside packages a capability never imports (the runtime runs inside SGLang; migrate and the
 release check run where torch is absent)."""

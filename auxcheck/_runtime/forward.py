@@ -14,11 +14,23 @@ if TYPE_CHECKING:
 __all__ = [
     "FakeForwardBatch",
     "FakeForwardMode",
+    "FakeGrammar",
     "FakeLogitsOutput",
     "FakeSamplingInfo",
     "Forward",
     "GraphOutputs",
 ]
+
+@dataclass(slots=True)
+class FakeGrammar:
+    """A request's grammar (``BaseGrammarObject``): it allows the lower half of the vocabulary."""
+
+    finished: bool = False
+
+    def is_terminated(self) -> bool:
+        """Returns False: the model's grammars never terminate a request."""
+        return False
+
 
 @dataclass(slots=True)
 class FakeSamplingInfo:
@@ -98,8 +110,11 @@ class GraphOutputs:
         registry.register(self.hidden, name="CUDA-graph output hidden_states")
         return registry
 
-    def forward(self, step: int, batch: FakeBatch) -> Forward:
-        """Returns forward ``step`` of ``batch``: a replay (views) after the first, eager prefill."""
+    def forward(self, step: int, batch: FakeBatch, *, grammar: bool = False) -> Forward:
+        """Returns forward ``step`` of ``batch``: a replay (views) after the first, eager prefill.
+
+        ``grammar`` gives the first request a grammar (``sampling_info.grammars``).
+        """
         import torch
 
         n = len(batch.reqs)
@@ -113,6 +128,8 @@ class GraphOutputs:
         info = FakeSamplingInfo(torch.full((n, 1), 0.7), torch.full((n,), 0.9),
                                 torch.full((n,), 20, dtype=torch.int32), torch.zeros(n),
                                 int(logits.shape[1]))
+        if grammar and n:
+            info.grammars = [FakeGrammar(), *([None] * (n - 1))]
         lens = torch.tensor([len(r.origin_input_ids) + len(r.output_ids) for r in batch.reqs],
                             dtype=torch.int64)
         forward_batch = FakeForwardBatch(n, FakeForwardMode("DECODE" if decode else "EXTEND"),

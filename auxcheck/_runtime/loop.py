@@ -36,7 +36,7 @@ from auxcheck.report import Finding
 if TYPE_CHECKING:
     from auxcheck.aliasing import StaticBufferRegistry
 
-__all__ = ["HookFailed", "Producer", "broken_checker", "run_loop"]
+__all__ = ["DELAYED", "HookFailed", "Producer", "broken_checker", "delays_sampling", "run_loop"]
 
 
 class HookFailed(Exception):
@@ -91,9 +91,14 @@ def run_loop(produce: Producer, *, size: BatchSize, steps: int,
             in_flight = queue[-1][1].reqs if queue else ()
             # the running batch persists; rebound
             live.reqs = model.batch(size.at(step), in_flight=in_flight).reqs
-            forward = graph.forward(step, live)
+            delayed = delays_sampling(step, overlap=overlap)
+            forward = graph.forward(step, live, grammar=delayed)
             live.forward_mode = forward.forward_batch.forward_mode
             at = f"at step {step + 1}"
+            if delayed:  # the sampler waits for step N-1's grammar state: processed first
+                at += f" ({DELAYED})"
+                while queue:
+                    process()
             try:
                 output = produce(forward)
             except HookFailed as failed:
@@ -117,6 +122,21 @@ def run_loop(produce: Producer, *, size: BatchSize, steps: int,
             raise
         keep([broken_checker(exc, produce)], steps)
     return [f for code in sorted(found) for f in found[code]]
+
+
+DELAYED = "sampling delayed by a grammar request"
+"""How a step whose sampling SGLang delays is named in findings and the suite's header."""
+_DELAYED_EVERY = 3
+
+
+def delays_sampling(step: int, *, overlap: bool) -> bool:
+    """Returns True for the steps whose batch holds a grammar request (every third one).
+
+    Under overlap SGLang then delays sampling (``launch_batch_sample_if_needed``,
+    ``managers/scheduler.py``): forward N runs, step N-1 is processed (its consume), and
+    only then do the observer's hooks for N run and N's output get copied.
+    """
+    return overlap and step % _DELAYED_EVERY == _DELAYED_EVERY - 1
 
 
 _PHASE_DEFAULT = "AUX103"

@@ -15,6 +15,7 @@ from auxcheck._runtime.batches import OBSERVER_SIZES, BatchSize
 from auxcheck._runtime.forward import FakeSamplingInfo, Forward
 from auxcheck._runtime.handed import hold, sampler_failed, written
 from auxcheck._runtime.loop import HookFailed, Producer, run_loop
+from auxcheck._runtime.reads import storage_key, watch_reads
 from auxcheck._runtime.sglang_fields import unsimulated_note
 from auxcheck.protocols import append_auxiliary_output
 from auxcheck.report import Finding, Report, describe
@@ -70,9 +71,10 @@ def sampling_producer(observer: Any) -> Producer:
     """Returns a producer running ``observer``'s hooks as ``ModelRunner.sample`` does.
 
     ``is_active`` gates it; ``before_grammar`` gets the logits (a view of the graph's
-    output on decode steps), which the sampler then scales in place by the temperatures;
+    output on decode steps), which the sampler then edits in place (:func:`_sample`);
     ``after_sample`` gets the sampled ids unless the state was None. What a hook wrote
-    to what it was handed is noted on the forward (AUX113).
+    to what it was handed (AUX113), and an ``after_sample`` that read the edited logits
+    (AUX115), are noted on the forward.
     """
     return lambda forward: _sample_step(observer, forward)
 
@@ -99,14 +101,34 @@ def _sample_step(observer: Any, forward: Forward) -> Any:
             "sampling info as SGLang passed them", observer, detail=sampled.detail))
     if state is None:
         return None
-    output, wrote = _watched(observer, "after_sample", [("token_ids", sampled.value)],
-                             "the ids it commits to the requests", step, state, sampled.value)
+    edited = {key} if (key := storage_key(logits)) is not None else set()
+    with watch_reads(lambda: edited) as reads:
+        output, wrote = _watched(observer, "after_sample", [("token_ids", sampled.value)],
+                                 "the ids it commits to the requests", step, state,
+                                 sampled.value)
     forward.noted.extend(wrote)
+    if reads.seen:
+        forward.noted.append(Finding.of(
+            "AUX115", f"after_sample read the logits handed to before_grammar "
+            f"({', '.join(reads.seen[:3])}) at step {step + 1}, after the sampler edited them in "
+            "place (grammar mask, temperature, softmax): it saw probabilities, not the logits",
+            "expected what after_sample needs computed or cloned in before_grammar", observer))
     return output
 
 
 def _sample(logits: Any, info: FakeSamplingInfo) -> Any:
-    logits.div_(info.temperatures)  # what the sampler does to the logits, in place
+    """Samples as SGLang's sampler does, editing ``logits`` in place as it does.
+
+    ``SamplingBatchInfo.apply_logits_bias_with_observer`` applies the grammar mask after
+    ``before_grammar`` (here: a grammar allows the lower half of the vocabulary); then
+    ``Sampler.forward`` divides by the temperatures and writes the softmax over the logits
+    (``logits[:] = softmax(logits)``). The model's pick is the most likely token.
+    """
+    for row, grammar in enumerate(info.grammars or ()):
+        if grammar is not None:
+            logits[row, logits.shape[-1] // 2:] = float("-inf")
+    logits.div_(info.temperatures)
+    logits[:] = logits.softmax(dim=-1)
     return logits.argmax(dim=-1)
 
 

@@ -15,6 +15,7 @@ from auxcheck._core.plugin_calls import announce, attempt, kind_name, lookup, sh
 from auxcheck._runtime.consume import ConsumeWitness
 from auxcheck._runtime.copying import DeferredCopy, covered_bytes, still_holds
 from auxcheck._runtime.methods import method_findings
+from auxcheck._runtime.reads import storage_key, watch_reads
 from auxcheck._runtime.scheduler import FakeBatch
 from auxcheck._runtime.sglang_fields import unsimulated_note
 from auxcheck._runtime.walk import TensorRef, dense_parts, iter_tensors, unique_tensors
@@ -139,23 +140,33 @@ def _copy_leaf(item: PublishedLeaf, at: str) -> list[Finding]:
     if copy_to_host is None:
         return [located(f, item.where, at) for f in shape]
     announce("AUX103", "`copy_to_host` of {}", leaf)
-    outcome = attempt(copy_to_host, item.copier)
+    with watch_reads(lambda: _copied(item.copier)) as reads:
+        outcome = attempt(copy_to_host, item.copier)
     item.copier.closed = True
+    early = [] if not reads.seen else [Finding.of(
+        "AUX114", f"copy_to_host{_where(item.where)} read the values of what copy_tensor "
+        f"returned ({', '.join(reads.seen[:3])}) {at}, before SGLang synchronizes the copy",
+        "expected the copies kept as tensors and read in consume", leaf)]
     if outcome.error is not None:
-        return [Finding.of("AUX103", f"copy_to_host{_where(item.where)} raised "
-                           f"{kind_name(outcome.error)} {at}", "expected a host output",
-                           leaf, detail=outcome.detail)]
+        return [*early, Finding.of("AUX103", f"copy_to_host{_where(item.where)} raised "
+                                   f"{kind_name(outcome.error)} {at}", "expected a host output",
+                                   leaf, detail=outcome.detail)]
     host = outcome.value
     announce("AUX103", "looking up `consume` on the host output of {}", leaf)
     consume = lookup(host, "consume")
     usable = host is not None and consume.error is None and callable(consume.value)
     if usable or (type(leaf) is HostOnly and host is not None):
         item.host = host
-        return []
+        return early
     seen = "None" if host is None else f"{describe(host)} with no callable `consume`"
-    return [Finding.of("AUX103", f"copy_to_host{_where(item.where)} returned {seen} {at}",
+    return [*early, Finding.of("AUX103", f"copy_to_host{_where(item.where)} returned {seen} {at}",
                        "expected a host output with consume(batch, commits)", leaf,
                        detail=consume.detail)]
+
+
+def _copied(copier: DeferredCopy) -> set[int]:
+    """Returns the storages of what ``copier`` returned so far (the host tensors of the copy)."""
+    return {key for c in copier.copies if (key := storage_key(c.dest)) is not None}
 
 
 def _duplicate_findings(leaf: Any, passed: list[TensorRef], at: str) -> list[Finding]:

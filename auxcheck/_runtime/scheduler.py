@@ -41,8 +41,8 @@ EOS_TOKEN = 2
 """The EOS token of the model's requests."""
 
 __all__ = [
-    "Event",
     "EOS_TOKEN",
+    "Event",
     "FakeBatch",
     "FakeForwardMode",
     "FakeReq",
@@ -52,8 +52,8 @@ __all__ = [
     "build_commits",
     "describe_events",
     "snapshot_output_starts",
-    "step_kinds",
     "stays_running",
+    "step_kinds",
     "visible_output_len",
 ]
 

@@ -130,11 +130,18 @@ REAL_FIELDS: dict[str, frozenset[str]] = {
         'update_penalties', 'update_regex_vocab_mask', 'vocab_size', 'watermark_candidates_host',
         'watermark_context_windows', 'watermark_enabled', 'watermark_keys'
     }),
+    "BaseGrammarObject": frozenset({
+        'accept_token', 'allocate_vocab_mask', 'apply_vocab_mask', 'copy', 'current_token',
+        'fill_vocab_mask', 'fill_vocab_mask_batched', 'finished', 'grammar_stats',
+        'is_terminated', 'jump_and_retokenize', 'jump_forward_str_state', 'maybe_init_reasoning',
+        'move_vocab_mask', 'reset_vocab_mask', 'rollback', 'try_jump_forward',
+    }),
 }
 """SGLang's class name -> the public names its objects have (fields, methods, properties)."""
 
 STAND_INS = {"FakeReq": "Req", "FakeBatch": "ScheduleBatch",
-             "FakeSamplingParams": "SamplingParams", "FakeSamplingInfo": "SamplingBatchInfo"}
+             "FakeSamplingParams": "SamplingParams", "FakeSamplingInfo": "SamplingBatchInfo",
+             "FakeGrammar": "BaseGrammarObject"}
 """auxcheck's stand-in class name -> the SGLang class it stands for."""
 
 

@@ -10,7 +10,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from auxcheck._sglang_cpu.environment import RELEASE, EnvironmentError_, build
+from auxcheck._sglang_cpu.environment import RELEASE, CpuEnvironmentError, build
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -23,7 +23,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         env = build(args.dest, wheel=args.wheel, say=lambda text: print(text, flush=True))
-    except EnvironmentError_ as exc:
+    except CpuEnvironmentError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     print(f"CPU SGLang {RELEASE} environment: {env.path}")

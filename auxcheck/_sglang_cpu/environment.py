@@ -36,7 +36,7 @@ __all__ = [
     "RELEASE",
     "TORCH_PIN",
     "Environment",
-    "EnvironmentError_",
+    "CpuEnvironmentError",
     "build",
     "recipe_digest",
 ]
@@ -55,7 +55,7 @@ _NO_DEPS = ("xgrammar",)
 """Installed without their requirements (xgrammar's pull in the 1 GB triton wheel)."""
 
 
-class EnvironmentError_(AuxcheckError):  # noqa: N801 - OSError's alias EnvironmentError is taken
+class CpuEnvironmentError(AuxcheckError):
     """The CPU SGLang environment could not be built; the message says which step and why."""
 
 
@@ -119,7 +119,7 @@ def build(path: Path, *, wheel: Path | None = None,
 
     ``wheel`` is SGLang's wheel when the caller has it (auxcheck's wheel cache); otherwise
     pip downloads it. ``say`` gets one line per step, with the seconds so far. Raises
-    EnvironmentError_ naming the step that failed and pip's last lines.
+    CpuEnvironmentError naming the step that failed and pip's last lines.
     """
     env = Environment(path.resolve())
     if env.ready():
@@ -178,8 +178,8 @@ def _build(env: Environment, wheel: Path | None, say: Callable[[str], None]) -> 
     _run([str(env.python), str(_HERE / "tiny_model.py"), str(env.model)],
          "writing the tiny model", env.environ(pip_env))
     step("checking that SGLang's scheduler imports")
-    _run([str(env.python), "-c", "import sglang.srt.managers.scheduler_components."
-          "batch_result_processor"], "importing SGLang's scheduler", env.environ(pip_env))
+    _run([str(env.python), "-c", ("import sglang.srt.managers.scheduler_components."
+          "batch_result_processor")], "importing SGLang's scheduler", env.environ(pip_env))
     (env.path / STAMP).write_text(json.dumps({"release": RELEASE, "recipe": recipe_digest()}),
                                   encoding="utf-8")
     step("ready")
@@ -189,7 +189,7 @@ def _run(command: list[str], what: str, env: Mapping[str, str]) -> None:
     done = subprocess.run(command, capture_output=True, text=True, env=dict(env), check=False)
     if done.returncode != 0:
         tail = "\n".join((done.stdout + done.stderr).strip().splitlines()[-15:])
-        raise EnvironmentError_(
+        raise CpuEnvironmentError(
             f"building the CPU SGLang {RELEASE} environment failed while {what} "
             f"(exit {done.returncode}):\n{tail}\nFix the cause above (a network or disk "
             "problem, a package no longer on PyPI) and run it again; the environment is "

@@ -28,8 +28,8 @@ def test_every_rule_has_a_title_and_a_hint() -> None:
 
 DESIGN_CODES = [
     "AUX101", "AUX102", "AUX103", "AUX104", "AUX105", "AUX110", "AUX111", "AUX112", "AUX113",
-    "AUX106",
-    "AUX201", "AUX202", "AUX203", "AUX204", "AUX301", "AUX302", "AUX303", "AUX304", "AUX305",
+    "AUX114", "AUX115", "AUX106",
+    "AUX201", "AUX202", "AUX203", "AUX204", "AUX205", "AUX301", "AUX302", "AUX303", "AUX304", "AUX305",
     "AUX306", "AUX401", "AUX402", "AUX403", "AUX501", "AUX502", "AUX503", "AUX504", "AUX601",
     "AUX701", "AUX702", "AUX703", "AUX704",
 ]

@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers.paths import REPO, TESTS
-from helpers.processes import HANG_GUARD, finish
 
 from auxcheck._sglang_cpu.environment import Environment
+from helpers.paths import REPO, TESTS
+from helpers.processes import HANG_GUARD, finish
 
 DRIVER = TESTS / "sglang_cpu" / "driver.py"
 LOCATION = "AUXCHECK_SGLANG_CPU"

@@ -14,6 +14,10 @@ happens to each request if it is in that step's batch:
   step in flight (overlap only: without overlap a step is processed before the next forms);
 - ``chunked``: its prefill is chunked: this pass ends no prefill (``inflight_middle_chunks``).
 
+A line ``{"sample": {"logits": [[...]], "temperatures": [...]}}`` instead runs SGLang's real
+``ModelRunner.sample`` once with an observer that keeps the logits ``before_grammar`` gets,
+and returns them as they were then and as ``after_sample`` finds them.
+
 A scenario may name a plugin's host output class (``"host": "path/file.py:Class"``): a new one
 is consumed each step, as SGLang consumes it; what it raises ends the scenario as it ends the
 scheduler, and the result is then ``{"plugin_raised": "TypeError: ..."}``.
@@ -256,6 +260,57 @@ def finish(reqs: list[Any], steps_out: list[dict[str, Any]]) -> dict[str, Any]:
     return {"steps": steps_out, "requests": final}
 
 
+def sample(request: dict[str, Any]) -> dict[str, Any]:
+    """Runs SGLang's real ``ModelRunner.sample`` once with an observer that keeps the logits.
+
+    Returns the logits as ``before_grammar`` got them and as ``after_sample`` finds the very
+    tensor it kept (the sampler edits it in place in between).
+    """
+    import torch
+    from sglang.srt.layers.logits_processor import LogitsProcessorOutput
+    from sglang.srt.layers.sampler import Sampler
+    from sglang.srt.model_executor.forward_batch_info import ForwardMode
+    from sglang.srt.model_executor.model_runner import ModelRunner
+    from sglang.srt.sampling.sampling_batch_info import SamplingBatchInfo
+    from sglang.srt.speculative.spec_info import SpeculativeAlgorithm
+
+    seen: dict[str, Any] = {}
+
+    class Keeping:
+        def is_active(self, sampling_info: Any) -> bool:
+            return True
+
+        def before_grammar(self, logits: Any, sampling_info: Any) -> Any:
+            seen["before_grammar"] = logits.tolist()
+            return logits
+
+        def after_sample(self, state: Any, token_ids: Any) -> None:
+            seen["after_sample"] = state.tolist()
+
+    logits = torch.tensor(request["logits"], dtype=torch.float32)
+    rows, vocab = logits.shape
+    runner = object.__new__(ModelRunner)
+    runner._sampling_observer = None
+    runner.spec_algorithm = SpeculativeAlgorithm.NONE
+    runner.sampler = Sampler()
+    runner.watermark_state = None
+    runner.ngram_embedding_manager = mock.MagicMock()
+    runner.sampling_observer = Keeping()
+    info = SamplingBatchInfo(
+        temperatures=torch.tensor(request["temperatures"], dtype=torch.float32)[:, None],
+        top_ps=torch.ones(rows), top_ks=torch.full((rows,), vocab, dtype=torch.int32),
+        min_ps=torch.zeros(rows), is_all_greedy=False, is_any_greedy=False,
+        need_top_p_sampling=False, need_top_k_sampling=False, need_min_p_sampling=False,
+        vocab_size=vocab, device="cpu")
+    forward_batch = types.SimpleNamespace(
+        sampling_info=info, return_logprob=False, top_logprobs_nums=None,
+        token_ids_logprobs=None, forward_mode=ForwardMode.DECODE,
+        positions=torch.zeros(rows, dtype=torch.int64),
+        seq_lens=torch.ones(rows, dtype=torch.int64), req_pool_indices=torch.arange(rows))
+    runner.sample(LogitsProcessorOutput(next_token_logits=logits), forward_batch)
+    return seen
+
+
 def main() -> None:
     publish_cpu_context(sys.argv[1])
     print(json.dumps({"ready": True}), flush=True)
@@ -263,7 +318,8 @@ def main() -> None:
         if not line.strip():
             continue
         try:
-            out = run(json.loads(line))
+            request = json.loads(line)
+            out = sample(request["sample"]) if "sample" in request else run(request)
         except PluginRaised as raised:
             out = {"plugin_raised": raised.args[0]}
         except Exception as exc:  # noqa: BLE001 - reported to the test, which fails with it

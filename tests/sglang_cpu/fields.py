@@ -18,6 +18,7 @@ def public(names: object) -> list[str]:
 
 
 def main() -> None:
+    from sglang.srt.constrained.base_grammar_backend import BaseGrammarObject
     from sglang.srt.managers.schedule_batch import Req, ScheduleBatch
     from sglang.srt.sampling.sampling_batch_info import SamplingBatchInfo
     from sglang.srt.sampling.sampling_params import SamplingParams
@@ -32,6 +33,7 @@ def main() -> None:
                                 | set(dir(ScheduleBatch))),
         "SamplingBatchInfo": public({f.name for f in dataclasses.fields(SamplingBatchInfo)}
                                     | set(dir(SamplingBatchInfo))),
+        "BaseGrammarObject": public(dir(BaseGrammarObject())),
     }
     print(json.dumps(out))
 

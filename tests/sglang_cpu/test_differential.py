@@ -24,6 +24,7 @@ from helpers.sglang_cpu import Driver, environment
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from auxcheck._runtime.scheduler import Event as E
 from auxcheck._runtime.scheduler import (
     FakeBatch,
     FakeReq,
@@ -32,7 +33,6 @@ from auxcheck._runtime.scheduler import (
     build_commits,
     snapshot_output_starts,
 )
-from auxcheck._runtime.scheduler import Event as E
 
 pytestmark = pytest.mark.slow
 

@@ -104,3 +104,40 @@ def test_auxcheck_fails_exactly_the_plugins_that_crash_sglang(sglang: Driver, na
     assert [f.code for f in failures] == ["AUX202"], [str(f) for f in report]
     assert error in failures[0].message
     assert fix in failures[0].hint, failures[0].hint
+
+
+def test_the_sampler_edits_the_logits_before_after_sample_as_the_model_does(sglang: Driver) -> None:
+    """SGLang's real sampler leaves probabilities in the tensor before_grammar was handed; so does
+    the model, value for value, which is what AUX115 rests on."""
+    from auxcheck._runtime.forward import FakeSamplingInfo
+    from auxcheck._runtime.observer_hooks import _sample
+
+    generator = torch.Generator().manual_seed(7)
+    logits = torch.randn(3, 16, generator=generator)
+    temperatures = [0.7, 1.0, 1.3]
+    real = sglang.run({"sample": {"logits": logits.tolist(), "temperatures": temperatures}})
+    assert real["before_grammar"] == logits.tolist()
+    model = logits.clone()
+    _sample(model, FakeSamplingInfo(torch.tensor(temperatures)[:, None], torch.ones(3),
+                                    torch.full((3,), 16), torch.zeros(3), 16))
+    assert torch.allclose(torch.tensor(real["after_sample"]), model, atol=1e-6)
+    assert not torch.allclose(model, logits)
+
+
+def test_an_after_sample_reading_kept_logits_is_aux115_and_a_clone_is_not() -> None:
+    class Kept:
+        def __init__(self, clone: bool) -> None:
+            self.clone = clone
+
+        def is_active(self, sampling_info: Any) -> bool:
+            return True
+
+        def before_grammar(self, logits: torch.Tensor, sampling_info: Any) -> torch.Tensor:
+            return logits.clone() if self.clone else logits
+
+        def after_sample(self, state: torch.Tensor, token_ids: torch.Tensor) -> Any:
+            return Publishing(plugins().VisibleTailGuarded).after_sample(
+                state.gather(1, token_ids[:, None]).squeeze(1).clone(), token_ids)
+
+    assert check_sampling_observer(Kept(clone=False)).codes == ["AUX115"]
+    assert check_sampling_observer(Kept(clone=True)).codes == []

@@ -83,7 +83,7 @@ class _TritonMock(importlib.abc.MetaPathFinder):
         sglang = importlib.machinery.PathFinder.find_spec("sglang")
         if sglang is None or not sglang.submodule_search_locations:
             return None
-        stubs = os.path.join(list(sglang.submodule_search_locations)[0], "_platform_stubs.py")
+        stubs = os.path.join(next(iter(sglang.submodule_search_locations)), "_platform_stubs.py")
         spec = importlib.util.spec_from_file_location("_auxcheck_sglang_platform_stubs", stubs)
         if spec is None or spec.loader is None:
             return None
