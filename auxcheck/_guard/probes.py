@@ -82,13 +82,33 @@ class ConsumeProbe(LeafProbe):
     """Stands in for one host output during ``consume``: fingerprints what it was given."""
 
     def consume(self, batch: Any, commits: Any) -> Any:
-        """Calls the leaf's ``consume`` and reports what it changed of batch and commits."""
+        """Calls the leaf's ``consume`` and reports what it changed of batch and commits.
+
+        A ``consume`` that raises stops SGLang's scheduler: the guard logs it (AUX202, with the
+        request aborted while it ran when that is the cause) and lets the error go on.
+        """
         witness = self.guard.quietly("consume", _witness, batch, commits)
-        value = self.leaf.consume(batch, commits)
+        try:
+            value = self.leaf.consume(batch, commits)
+        except Exception as exc:
+            if witness is not None:
+                finding = self.guard.quietly("consume", consume_raised, self.leaf, witness, exc,
+                                             None, "in the running server")
+                if finding is not None:
+                    self.guard.reporter.findings([(finding, self.owner)])
+            raise
         if witness is not None:
             found = self.guard.quietly("consume", witness.findings, self.leaf) or []
             self.found += [(f, self.owner) for f in found]
         return value
+
+
+def consume_raised(host: Any, witness: Any, error: BaseException, detail: str | None,
+                   at: str) -> Finding:
+    """Returns the AUX202 finding of the runtime (one rule, one implementation)."""
+    from auxcheck._runtime.published import consume_raised as finding_of
+
+    return finding_of(host, witness, error, detail, at)
 
 
 def _witness(batch: Any, commits: Any) -> Any:

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from auxcheck._core.plugin_calls import attempt, kind_name, passes_through
+from auxcheck._runtime.reads import storage_key
 from auxcheck._runtime.walk import has_no_data, is_tensor
 
 __all__ = [
@@ -44,6 +45,8 @@ class DeferredCopy:
     copies: list[_Copy] = field(default_factory=list)
     late: list[Any] = field(default_factory=list)
     closed: bool = False
+    returned: set[int] = field(default_factory=set)
+    """The storage addresses of the host tensors returned so far (the reads AUX114 watches)."""
 
     def __call__(self, tensor: Any) -> Any:
         if not is_tensor(tensor):
@@ -51,6 +54,9 @@ class DeferredCopy:
         if self.closed:
             self.late.append(tensor)
         dest = host_copy(tensor)
+        key = storage_key(dest)
+        if key is not None:
+            self.returned.add(key)
         self.copies.append(_Copy(len(self.copies) + 1, tensor, dest, covered_bytes(tensor)))
         return dest
 

@@ -15,7 +15,7 @@ from auxcheck._core.plugin_calls import announce, attempt, kind_name, lookup, sh
 from auxcheck._runtime.consume import ConsumeWitness
 from auxcheck._runtime.copying import DeferredCopy, covered_bytes, still_holds
 from auxcheck._runtime.methods import method_findings
-from auxcheck._runtime.reads import storage_key, watch_reads
+from auxcheck._runtime.reads import watch_reads
 from auxcheck._runtime.scheduler import FakeBatch
 from auxcheck._runtime.sglang_fields import unsimulated_note
 from auxcheck._runtime.walk import TensorRef, dense_parts, iter_tensors, unique_tensors
@@ -29,6 +29,7 @@ __all__ = [
     "HostOnly",
     "PublishedLeaf",
     "consume_call_findings",
+    "consume_raised",
     "leaves",
     "located",
     "process_step",
@@ -140,7 +141,7 @@ def _copy_leaf(item: PublishedLeaf, at: str) -> list[Finding]:
     if copy_to_host is None:
         return [located(f, item.where, at) for f in shape]
     announce("AUX103", "`copy_to_host` of {}", leaf)
-    with watch_reads(lambda: _copied(item.copier)) as reads:
+    with watch_reads(lambda: item.copier.returned) as reads:
         outcome = attempt(copy_to_host, item.copier)
     item.copier.closed = True
     early = [] if not reads.seen else [Finding.of(
@@ -162,11 +163,6 @@ def _copy_leaf(item: PublishedLeaf, at: str) -> list[Finding]:
     return [*early, Finding.of("AUX103", f"copy_to_host{_where(item.where)} returned {seen} {at}",
                        "expected a host output with consume(batch, commits)", leaf,
                        detail=consume.detail)]
-
-
-def _copied(copier: DeferredCopy) -> set[int]:
-    """Returns the storages of what ``copier`` returned so far (the host tensors of the copy)."""
-    return {key for c in copier.copies if (key := storage_key(c.dest)) is not None}
 
 
 def _duplicate_findings(leaf: Any, passed: list[TensorRef], at: str) -> list[Finding]:
@@ -291,7 +287,7 @@ def consume_call_findings(host: Any, batch: Any, commits: list[CommittedTokens |
     announce("AUX203", "comparing what `consume` of {} left in the batch", host)
     findings = []
     if outcome.error is not None:
-        findings.append(_consume_raised(host, witness, outcome.error, outcome.detail, at))
+        findings.append(consume_raised(host, witness, outcome.error, outcome.detail, at))
     findings += witness.findings(host, at)
     witness.restore()
     if outcome.error is None and outcome.value is not None:
@@ -307,7 +303,7 @@ _ABORT_HINT = (
     "None, handle None commits, and index commits by position in `batch.reqs`")
 
 
-def _consume_raised(host: Any, witness: ConsumeWitness, error: BaseException,
+def consume_raised(host: Any, witness: ConsumeWitness, error: BaseException,
                     detail: str | None, at: str) -> Finding:
     """Returns the AUX202 finding for a ``consume`` that raised ``error``.
 

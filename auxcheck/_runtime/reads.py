@@ -14,7 +14,7 @@ for the call's duration too. torch is imported when a watch starts, never at imp
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -50,30 +50,45 @@ class Reads:
             self.seen.append(what)
 
 
+_MODE: Any = None
+"""The dispatch mode class, made once: a class made per watch would be a reference cycle
+holding what the watch refers to (a plugin's host output) until the garbage collector ran."""
+
+
+def _mode_class() -> Any:
+    global _MODE
+    if _MODE is None:
+        from torch.utils._python_dispatch import TorchDispatchMode
+
+        _MODE = type("WatchReads", (TorchDispatchMode,), {"__torch_dispatch__": _dispatch})
+    return _MODE
+
+
+def _dispatch(mode: Any, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+    kwargs = kwargs or {}
+    name = func.overloadpacket.__name__
+    if not (func.is_view or name in _METADATA):
+        import torch
+
+        if mode.hits(torch.utils._pytree.tree_leaves((args, kwargs))):
+            mode.reads.add("indexing into Python" if name == "_local_scalar_dense"
+                           else f"aten.{name}")
+    return func(*args, **kwargs)
+
+
 @contextmanager
-def watch_reads(watched: Callable[[], Iterable[int]]) -> Iterator[Reads]:
+def watch_reads(watched: Callable[[], Collection[int]]) -> Iterator[Reads]:
     """Records the reads of tensors whose storage address is in ``watched()`` (asked at each read).
 
     The watched set may grow during the call (each ``copy_tensor`` adds its result).
     """
     import torch
-    from torch.utils._python_dispatch import TorchDispatchMode
 
     reads = Reads()
 
     def hits(values: Iterable[Any]) -> bool:
-        keys = set(watched())
+        keys = watched()
         return bool(keys) and any(is_tensor(v) and storage_key(v) in keys for v in values)
-
-    def dispatch(mode: Any, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
-        kwargs = kwargs or {}
-        name = func.overloadpacket.__name__
-        if not (func.is_view or name in _METADATA) and hits(
-                torch.utils._pytree.tree_leaves((args, kwargs))):
-            reads.add("indexing into Python" if name == "_local_scalar_dense" else f"aten.{name}")
-        return func(*args, **kwargs)
-
-    watch: Any = type("WatchReads", (TorchDispatchMode,), {"__torch_dispatch__": dispatch})
 
     originals = {name: getattr(torch.Tensor, name) for name in _DIRECT}
 
@@ -87,11 +102,14 @@ def watch_reads(watched: Callable[[], Iterable[int]]) -> Iterator[Reads]:
 
         return read
 
+    mode = _mode_class()()
+    mode.hits, mode.reads = hits, reads
     for name in _DIRECT:
         setattr(torch.Tensor, name, direct(name))
     try:
-        with watch():
+        with mode:
             yield reads
     finally:
         for name, original in originals.items():
             setattr(torch.Tensor, name, original)
+        del mode.hits, mode.reads

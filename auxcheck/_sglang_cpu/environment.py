@@ -35,8 +35,8 @@ from auxcheck.errors import AuxcheckError
 __all__ = [
     "RELEASE",
     "TORCH_PIN",
-    "Environment",
     "CpuEnvironmentError",
+    "Environment",
     "build",
     "recipe_digest",
 ]

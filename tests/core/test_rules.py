@@ -75,7 +75,8 @@ def test_get_rule_of_an_unknown_code_names_the_known_ones() -> None:
     pytest.param(["AUX104 AUX203", "AUX601"], {"AUX104", "AUX203", "AUX601"},
                  id="space-separated-and-several-items"),
     pytest.param(["AUX4"], {"AUX401", "AUX402", "AUX403"}, id="family"),
-    pytest.param(["AUX11"], {"AUX110", "AUX111", "AUX112", "AUX113"}, id="sub-family"),
+    pytest.param(["AUX11"], {"AUX110", "AUX111", "AUX112", "AUX113", "AUX114", "AUX115"},
+                 id="sub-family"),
     pytest.param([], set(), id="nothing"),
     pytest.param([" , "], set(), id="only-separators"),
 ])
