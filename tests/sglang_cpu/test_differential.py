@@ -16,12 +16,11 @@ SGLang's real code").
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from helpers.sglang_cpu import Driver, environment
-from hypothesis import HealthCheck, given, settings
+from helpers.sglang_cpu import Driver
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from auxcheck._runtime.scheduler import Event as E
@@ -43,13 +42,6 @@ KINDS = ("token", "eos", "stop_token", "stop_str", "abort", "chunked", "retract"
 REASONS = {"FINISH_MATCHED_TOKEN": "stop", "FINISH_MATCHED_STR": "stop",
            "FINISH_LENGTH": "length", "FINISH_ABORT": "abort", None: None}
 """SGLang's finish reasons, by the model's names."""
-
-
-@pytest.fixture(scope="module")
-def sglang() -> Iterator[Driver]:
-    driver = Driver(environment())
-    yield driver
-    driver.close()
 
 
 @st.composite
@@ -172,8 +164,7 @@ def test_an_aborted_request_is_committed_with_finished_len_none_in_sglang(sglang
     assert aborted["finished_len"] == [None]
 
 
-@settings(max_examples=300, deadline=None, database=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=300, deadline=None, database=None)
 @given(scenario=scenarios())
 def test_the_model_agrees_with_sglang_on_drawn_scenarios(sglang: Driver,
                                                          scenario: dict[str, Any]) -> None:

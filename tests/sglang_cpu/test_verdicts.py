@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 import torch
-from helpers.sglang_cpu import Driver, environment
+from helpers.sglang_cpu import Driver
 
 from auxcheck.validate import check_sampling_observer
 
@@ -31,13 +31,6 @@ SCENARIOS = [
                                     {"rid": "b", "max_new_tokens": 8}],
      "steps": [{}, {"b": "stop_str"}, {}, {}, {}]},
 ]
-
-
-@pytest.fixture(scope="module")
-def sglang() -> Any:
-    driver = Driver(environment())
-    yield driver
-    driver.close()
 
 
 def plugins() -> ModuleType:

@@ -3,7 +3,8 @@
 ``register()`` (the ``sglang.srt.plugins`` entry point) hooks ``ModelRunner.initialize``
 (AFTER: the hook gets the result, then the runner) to install the observer. Each step the
 observer publishes the sampled ids' scores; every call SGLang makes is written as a JSON
-line to ``LIVE_PLUGIN_LOG``. ``LIVE_PLUGIN_BUG`` plants one bug:
+line to ``LIVE_PLUGIN_LOG``. ``LIVE_PLUGIN_BUG`` plants one bug in every step, a request's
+``custom_params={"bug": ...}`` in the steps that hold it:
 
 - ``finished_len``: ``consume`` computes with ``finished_len`` for finished requests (an
   abort while running commits with ``finished_len`` None: the scheduler dies);
@@ -36,15 +37,16 @@ class Host:
              [None if c is None else [c.output_index, list(c.token_ids)] for c in commits],
              [r.finished() for r in batch.reqs], [r.finished_len for r in batch.reqs])
         rows = self.scores.tolist()
+        bugs = {BUG} | {(r.sampling_params.custom_params or {}).get("bug", "") for r in batch.reqs}
         for req, commit, row in zip(batch.reqs, commits, rows):
             if commit is None:
                 continue
-            if BUG == "finished_len" and req.finished():
+            if "finished_len" in bugs and req.finished():
                 row = row * (req.finished_len - commit.output_index)
             info = req.customized_info if req.customized_info is not None else {}
             info.setdefault("live_score", []).append(row)
             req.customized_info = info
-        if BUG == "reorder":
+        if "reorder" in bugs:
             batch.reqs.sort(key=lambda r: r.rid)
 
 
