@@ -3,13 +3,14 @@
 Two reads are wrong in SGLang though they work on a CPU: a ``copy_to_host`` that reads the
 values of what ``copy_tensor`` returned (SGLang synchronizes the copy only later: on a GPU
 the host tensor still holds old bytes, AUX114), and an ``after_sample`` that reads logits it
-kept from ``before_grammar`` (the sampler has since edited them in place: grammar mask, bias,
+kept from ``before_grammar`` (the sampler has since edited them in place: grammar mask,
 temperature, softmax, AUX115).
 
-:func:`watch_reads` runs a call under a torch dispatch mode that records every operation
-whose arguments include a watched tensor's storage, views and metadata aside; ``tolist``,
-``item`` and ``numpy`` read memory without dispatching an operation, so they are watched
-for the call's duration too. torch is imported when a watch starts, never at import time.
+:func:`watch_reads` runs a call under a torch function mode (``torch.overrides``, public
+API) that records every torch function or tensor method given a watched tensor, but those
+that read no value (views, shapes, metadata). ``tolist()``, ``item()``, ``float()`` and
+``numpy()`` are tensor methods too, so they are seen. torch is imported when a watch starts,
+never at import time.
 """
 
 from __future__ import annotations
@@ -23,12 +24,17 @@ from auxcheck._runtime.walk import is_tensor
 
 __all__ = ["Reads", "storage_key", "watch_reads"]
 
-_DIRECT = ("tolist", "item", "numpy", "__array__")
-"""Tensor methods that read values without dispatching an operation."""
-_METADATA = frozenset({"detach", "alias", "lift_fresh", "_to_copy_meta", "size", "stride",
-                       "sym_size", "sym_stride", "sym_numel", "sym_storage_offset", "dim",
-                       "is_contiguous", "_reshape_alias"})
-"""Operations (by name) that read no value although they are no views."""
+_NO_VALUES = frozenset({
+    "__get__", "__getitem__", "__len__", "size", "dim", "ndimension", "numel", "nelement",
+    "stride", "storage_offset", "element_size", "is_contiguous", "data_ptr", "untyped_storage",
+    "view", "view_as", "reshape", "reshape_as", "detach", "t", "permute", "transpose",
+    "swapaxes", "unsqueeze", "squeeze", "flatten", "unflatten", "expand", "expand_as", "narrow",
+    "select", "as_strided", "split", "chunk", "unbind", "movedim", "__repr__", "__format__",
+    "__hash__", "__eq__", "__bool__",
+})
+"""Functions that give a view or metadata, reading no value (``__bool__`` and ``__eq__`` of a
+tensor do read, but also run for dict and set lookups of the tensor object: left out)."""
+_SCALAR = frozenset({"item", "__float__", "__int__", "__index__", "__complex__"})
 
 
 def storage_key(tensor: Any) -> int | None:
@@ -41,75 +47,63 @@ def storage_key(tensor: Any) -> int | None:
 
 @dataclass(slots=True)
 class Reads:
-    """What was read: one line per kind of read (``tolist()``, ``aten.add``), in order."""
+    """What was read: one entry per kind of read (``tolist()``, ``mul()``), in order."""
 
     seen: list[str] = field(default_factory=list)
 
     def add(self, what: str) -> None:
+        """Records one kind of read (once)."""
         if what not in self.seen:
             self.seen.append(what)
 
 
 _MODE: Any = None
-"""The dispatch mode class, made once: a class made per watch would be a reference cycle
+"""The function mode class, made once: a class made per watch would be a reference cycle
 holding what the watch refers to (a plugin's host output) until the garbage collector ran."""
 
 
 def _mode_class() -> Any:
     global _MODE
     if _MODE is None:
-        from torch.utils._python_dispatch import TorchDispatchMode
+        from torch.overrides import TorchFunctionMode
 
-        _MODE = type("WatchReads", (TorchDispatchMode,), {"__torch_dispatch__": _dispatch})
+        _MODE = type("WatchReads", (TorchFunctionMode,), {"__torch_function__": _function})
     return _MODE
 
 
-def _dispatch(mode: Any, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+def _function(mode: Any, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
     kwargs = kwargs or {}
-    name = func.overloadpacket.__name__
-    if not (func.is_view or name in _METADATA):
-        import torch
-
-        if mode.hits(torch.utils._pytree.tree_leaves((args, kwargs))):
-            mode.reads.add("indexing into Python" if name == "_local_scalar_dense"
-                           else f"aten.{name}")
+    name = getattr(func, "__name__", "")
+    if name not in _NO_VALUES and mode.hits([*args, *kwargs.values()]):
+        mode.reads.add("indexing into Python" if name in _SCALAR else f"{name}()")
     return func(*args, **kwargs)
 
 
 @contextmanager
 def watch_reads(watched: Callable[[], Collection[int]]) -> Iterator[Reads]:
-    """Records the reads of tensors whose storage address is in ``watched()`` (asked at each read).
+    """Records the reads of tensors whose storage address is in ``watched()`` (asked at each call).
 
     The watched set may grow during the call (each ``copy_tensor`` adds its result).
     """
-    import torch
-
     reads = Reads()
 
     def hits(values: Iterable[Any]) -> bool:
         keys = watched()
-        return bool(keys) and any(is_tensor(v) and storage_key(v) in keys for v in values)
-
-    originals = {name: getattr(torch.Tensor, name) for name in _DIRECT}
-
-    def direct(name: str) -> Callable[..., Any]:
-        original = originals[name]
-
-        def read(self: Any, *args: Any, **kwargs: Any) -> Any:
-            if hits([self]):
-                reads.add(f"{name}()")
-            return original(self, *args, **kwargs)
-
-        return read
+        return bool(keys) and any(is_tensor(v) and storage_key(v) in keys for v in _flat(values))
 
     mode = _mode_class()()
     mode.hits, mode.reads = hits, reads
-    for name in _DIRECT:
-        setattr(torch.Tensor, name, direct(name))
     try:
         with mode:
             yield reads
     finally:
-        for name, original in originals.items():
-            setattr(torch.Tensor, name, original)
         del mode.hits, mode.reads
+
+
+def _flat(values: Iterable[Any]) -> Iterator[Any]:
+    """Yields ``values``, one level of lists and tuples opened (``torch.cat([a, b])``)."""
+    for value in values:
+        if type(value) in (list, tuple):
+            yield from value
+        else:
+            yield value

@@ -101,7 +101,8 @@ _COPY = ("AUX101", "AUX102", "AUX103")
 _OWN = (*_COPY, "AUX104", "AUX105", "AUX201", "AUX202", "AUX203", "AUX204")
 DEPENDS: dict[str, tuple[str, ...]] = {
     "AUX102": ("AUX101",), "AUX103": ("AUX101", "AUX102"),
-    "AUX104": _COPY, "AUX105": _COPY, "AUX112": _COPY, "AUX201": _COPY,
+    "AUX104": _COPY, "AUX105": _COPY, "AUX112": _COPY, "AUX114": ("AUX101", "AUX102"),
+    "AUX201": _COPY,
     "AUX202": (*_COPY, "AUX201"), "AUX203": (*_COPY, "AUX201"), "AUX204": (*_COPY, "AUX201"),
     **{code: _OWN for code in ("AUX301", "AUX302", "AUX303", "AUX304", "AUX305", "AUX306")},
     "AUX401": _COPY, "AUX402": (*_COPY, "AUX401"), "AUX403": (*_COPY, "AUX401", "AUX402"),
@@ -110,7 +111,7 @@ DEPENDS: dict[str, tuple[str, ...]] = {
 
 OBSERVER_DEPENDS = {code: ("AUX102", *DEPENDS.get(code, ())) for code in
                     ("AUX101", "AUX103", "AUX104", "AUX105", "AUX110", "AUX111", "AUX112",
-                     "AUX113", "AUX201", "AUX202", "AUX203", "AUX204")}
+                     "AUX113", "AUX114", "AUX115", "AUX201", "AUX202", "AUX203", "AUX204")}
 
 
 @dataclass(frozen=True, slots=True)

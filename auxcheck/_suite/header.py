@@ -75,12 +75,14 @@ def steps_text(options: AuxcheckOptions) -> str:
     """Returns the header's word on the steps the outputs are judged on: ``steps: KIND, ...``.
 
     Speculative decoding is among them only where the run declares it
-    (``--auxcheck-speculative``): stock SGLang runs no observer under it.
+    (``--auxcheck-speculative``): stock SGLang runs no observer under it. Every third
+    overlapped step holds a grammar request, whose sampling SGLang delays.
     """
+    from auxcheck._runtime.loop import DELAYED
     from auxcheck._runtime.scheduler import step_kinds
 
-    kinds = ", ".join(kind.value for kind in step_kinds(speculative=options.speculative))
-    return f"steps: {kinds}"
+    kinds = [kind.value for kind in step_kinds(speculative=options.speculative)]
+    return f"steps: {', '.join([*kinds, DELAYED])}"
 
 
 def _impl_text(options: AuxcheckOptions) -> str:

@@ -111,7 +111,7 @@ def _observer_report(kind: str, value: Any, hooks: tuple[str, ...],
     return report
 
 
-_QUIET_CODES = frozenset({"AUX102", "AUX113"})
+_QUIET_CODES = frozenset({"AUX102", "AUX113", "AUX115"})
 """The observer items judged even when the observer published nothing: its hooks."""
 
 

@@ -49,6 +49,7 @@ DEVICE_CHECKS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("AUX110", "AUX110-static-buffer-alias", ("AUX110",)),
     ("AUX111", "AUX111-graph-pool-alias", ("AUX111",)),
     ("AUX112", "AUX112-values-at-copy", ("AUX112",)),
+    ("AUX114", "AUX114-host-values-read-after-sync", ("AUX114",)),
     ("AUX201", "AUX201-consume-callable", ("AUX201",)),
     ("AUX202", "AUX202-consume-valid-commits", ("AUX202",)),
     ("AUX203", "AUX203-consume-read-only", ("AUX203",)),
@@ -68,19 +69,21 @@ DEVICE_CHECKS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
 AUX110/AUX111 appear only where the fixture ``auxcheck_static_buffers`` is visible.
 """
 
-_OBSERVER_CODES = ("AUX103", "AUX104", "AUX105", "AUX110", "AUX111", "AUX112", "AUX201",
-                   "AUX202", "AUX203", "AUX204")
+_OBSERVER_CODES = ("AUX103", "AUX104", "AUX105", "AUX110", "AUX111", "AUX112", "AUX114",
+                   "AUX201", "AUX202", "AUX203", "AUX204")
 OBSERVER_CHECKS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("AUX102", "AUX102-observer-hooks", ("AUX102",)),
     ("AUX101", "AUX101-published-output", ("AUX101",)),
     *sorted((*(check for check in DEVICE_CHECKS if check[0] in _OBSERVER_CODES),
-             ("AUX113", "AUX113-inputs-read-only", ("AUX113",)))),
+             ("AUX113", "AUX113-inputs-read-only", ("AUX113",)),
+             ("AUX115", "AUX115-no-kept-logits-read", ("AUX115",)))),
 )
 """(code, item name, rule codes) of every item in an observer group, run through the step loop.
 
 AUX111 appears only where ``auxcheck_static_buffers`` is visible; AUX110 always (the
 loop's own CUDA-graph outputs count). AUX113 (the hooks left what SGLang handed them as
-it was) is an observer's alone: a device-output group has no hooks.
+it was) and AUX115 (no logits read after the sampler edited them) are an observer's alone: a
+device-output group has no hooks.
 """
 
 STATIC_CODES = frozenset({"AUX110", "AUX111"})

@@ -86,7 +86,7 @@ def test_only_the_static_rules_left_without_buffers_says_what_they_need(
     """AUX110/AUX111 items need auxcheck_static_buffers: the error says so too."""
     _write(pytester, "auxcheck_device_output", {})
     result = pytester.runpytest_inprocess("--auxcheck", "-p", "no:randomly",
-                                          "--auxcheck-ignore=AUX10,AUX112,AUX2,AUX3,AUX4,AUX5")
+                                          "--auxcheck-ignore=AUX10,AUX112,AUX114,AUX2,AUX3,AUX4,AUX5")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([(
         "ERROR: --auxcheck found nothing to check: auxcheck_device_output at *conftest.py:* "

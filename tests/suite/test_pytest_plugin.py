@@ -718,11 +718,12 @@ def test_runs_under_xdist(project: pytest.Pytester) -> None:
             return auxout.Good(request.param)
     """))
     result = project.runpytest_subprocess(*FAST, "-n", "2", "-k", "(AUX1 or imports) and not impl")
-    result.assert_outcomes(passed=13)
+    result.assert_outcomes(passed=15)
     header = [line for line in result.outlines if re.match(r"auxcheck \S+: impl=", line)]
     assert [re.sub(r", (seed=\d+|derandomized)", "", line) for line in header] == [(
         f"auxcheck {__version__}: impl=reference (auto, 1/5 of the examples), "
-        "2 device outputs, profile=tiny; steps: chunked prefill, decode, finish, abort, retract")]
+        "2 device outputs, profile=tiny; steps: chunked prefill, decode, finish, abort, retract, "
+        "sampling delayed by a grammar request")]
 
 
 # ---------------------------------------------------------------- as SGLang runs a plugin
@@ -917,7 +918,7 @@ def test_a_strategy_hypothesis_refuses_to_draw_fails_one_item_with_its_message(
             return st.binary(min_size=10**6).map(lambda data: auxout.DoubleCopy())
     """))
     result = project.runpytest_inprocess(*FAST, "-rfs", "-k", "not impl and not imports")
-    result.assert_outcomes(failed=1, skipped=18)
+    result.assert_outcomes(failed=1, skipped=19)
     result.stdout.fnmatch_lines([
         "FAILED auxcheck::*::AUX103-copy-to-host-result*",
         ("*AUX104: not judged, item AUX103-copy-to-host-result fails (AUX103 Hypothesis could not "

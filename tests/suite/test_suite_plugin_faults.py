@@ -689,7 +689,7 @@ def test_an_instance_that_frees_its_buffer_once_copied_is_not_blamed_for_the_rec
     """))
     result = pytester.runpytest_inprocess("--auxcheck", "--auxcheck-profile=tiny", "-p",
                                           "no:randomly", "-rs", "-k", "AUX1 or AUX2 or AUX304")
-    result.assert_outcomes(passed=12, skipped=1)
+    result.assert_outcomes(passed=13, skipped=1)
     result.stdout.fnmatch_lines([("*AUX304: not judged, your instance failed when copied again "
                                  "inside a composite (AUX103 *); it passes its own items*Return "
                                  "a factory from the fixture*")])
