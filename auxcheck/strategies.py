@@ -268,16 +268,19 @@ def batches(*, min_reqs: int = 0, max_reqs: int = 4) -> st.SearchStrategy[FakeBa
 
 @dataclass(frozen=True, slots=True)
 class Growth:
-    """What happens to one request in one step: new tokens, then maybe finish or retract.
+    """What happens to one request in one step: new tokens, then maybe finish, abort or retract.
 
     ``finish_cut`` (when set) finishes the request with a visible length that many
     tokens short of its output, but never below the visible length before the step.
-    A retracted request, or one already finished, does not grow.
+    ``abort`` finishes it as an abort while it ran does in SGLang: its new tokens are
+    committed all the same, and ``finished_len`` stays None. A retracted request, or one
+    already finished, does not grow.
     """
 
     tokens: tuple[int, ...] = ()
     finish_cut: int | None = None
     retract: bool = False
+    abort: bool = False
 
     def apply(self, req: FakeReq) -> None:
         """Grows ``req`` as this step says; leaves finished and retracted requests alone."""
@@ -291,17 +294,20 @@ class Growth:
         if self.finish_cut is not None:
             req.finished_len = max(start, len(req.output_ids) - self.finish_cut)
             req.finished_reason = "stop"
+        elif self.abort:
+            req.finished_reason = "abort"
 
 
 def growths() -> st.SearchStrategy[Growth]:
     """Returns a strategy which generates one request's growth in one step.
 
-    Most steps add tokens; about one in five finishes the request and one in five
-    retracts it, so streams run for several steps.
+    Most steps add tokens; about one in five finishes the request, one in five of the
+    others aborts it (its tokens committed, ``finished_len`` None) and one in five retracts
+    it, so streams run for several steps.
     """
     cut = st.tuples(_RARELY, st.integers(0, 2)).map(lambda pair: pair[1] if pair[0] else None)
     return st.builds(
-        Growth, st.lists(st.integers(0, 999), max_size=3).map(tuple), cut, _RARELY
+        Growth, st.lists(st.integers(0, 999), max_size=3).map(tuple), cut, _RARELY, _RARELY
     )
 
 

@@ -225,16 +225,19 @@ def test_a_stream_replays_identically(stream: Any) -> None:
         (FakeReq("r", output_ids=[1]), Growth((2,), retract=True), ([1], None, True)),
         (FakeReq("r", output_ids=[1], finished_len=1), Growth((2,)), ([1], 1, False)),
         (FakeReq("r", output_ids=[1], is_retracted=True), Growth((2,)), ([1], None, True)),
+        (FakeReq("r", output_ids=[1]), Growth((2,), abort=True), ([1, 2], None, False)),
     ],
     ids=["grows", "finishes-short", "never-below-the-previous-length", "retracts",
-         "finished-stays", "retracted-stays"],
+         "finished-stays", "retracted-stays", "aborts-with-its-token-committed"],
 )
 def test_growth_applies_to_a_request_as_the_scheduler_would(
     req: FakeReq, growth: Growth, after: tuple[Any, ...]
 ) -> None:
-    """A growth adds tokens, finishes or retracts; finished and retracted requests stay put."""
+    """A growth adds tokens, finishes, aborts or retracts; finished and retracted requests stay."""
     growth.apply(req)
     assert (list(req.output_ids), req.finished_len, req.is_retracted) == after
+    assert req.finished() is (growth.finish_cut is not None or growth.abort
+                              or after[1] is not None)
 
 
 def test_streams_include_finished_and_retracted_requests_with_none_commits() -> None:
