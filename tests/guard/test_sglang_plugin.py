@@ -573,3 +573,23 @@ def test_each_way_consume_can_corrupt_what_siblings_see_is_aux203(
     assert [f.code for f in raised.value.findings] == ["AUX203"]
     assert raised.value.findings[0].message.startswith(message)
     assert guard.counts() == {("AUX203", f"{__name__}.{Corrupting.__qualname__}"): 1}
+
+
+def test_a_consume_that_raises_is_logged_as_aux202_and_its_error_reaches_sglang(
+        process: SGLangProcess, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The guard observes, never repairs: the plugin's error still stops the scheduler."""
+    guard = start(process, monkeypatch, "warn")
+
+    class Raising(RecordingHost):
+        def consume(self, batch: Any, commits: Any) -> None:
+            raise ZeroDivisionError("a plugin's own bug")
+
+    class RaisingOutput(Output):
+        def copy_to_host(self, copy_tensor: Any) -> RecordingHost:
+            return Raising(copy_tensor(self.values))
+
+    server = Server(process, PublishingObserver(
+        lambda logits: RaisingOutput(logits[:, :WIDTH].clone())))
+    with pytest.raises(ZeroDivisionError, match="a plugin's own bug"):
+        server.run(1)
+    assert guard.counts() == {("AUX202", f"{__name__}.{Raising.__qualname__}"): 1}
