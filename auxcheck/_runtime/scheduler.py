@@ -186,6 +186,9 @@ class Event(enum.Enum):
     FINISH = "finish"
     ABORT = "abort"
     RETRACT = "retract"
+    GRAMMAR_END = "grammar end"
+    """The request's grammar terminated: finished after this token, ``finished_len`` None (as
+    an abort). Not among the steps the loop draws: the abort already shows that shape."""
 
 
 # Requests with output take these in turn, one after the other across steps, so the first
@@ -227,11 +230,17 @@ def apply_event(req: FakeReq, event: Event, tokens: Sequence[int]) -> None:
     if event is Event.ABORT:
         req.to_finish = "abort"
     req.output_ids.extend(accepted)
-    _update_finish_state(req, accepted, stop=event is Event.FINISH)
+    _update_finish_state(req, accepted, stop=event is Event.FINISH,
+                         grammar_done=event is Event.GRAMMAR_END)
 
 
-def _update_finish_state(req: FakeReq, accepted: list[int], *, stop: bool) -> None:
-    """Settles ``req``'s finish state after ``accepted`` tokens, as ``Req.update_finish_state``."""
+def _update_finish_state(req: FakeReq, accepted: list[int], *, stop: bool,
+                         grammar_done: bool = False) -> None:
+    """Settles ``req``'s finish state after ``accepted`` tokens, as ``Req.update_finish_state``.
+
+    In its order: a pending abort, a stop (string, then token), the length, then a grammar
+    that terminated (finished with no ``finished_len``).
+    """
     if req.to_finish is not None:
         req.finished_reason, req.to_finish = req.to_finish, None
         return
@@ -245,6 +254,8 @@ def _update_finish_state(req: FakeReq, accepted: list[int], *, stop: bool) -> No
     elif len(req.output_ids) >= limit:
         req.finished_reason = "length"
         req.finished_len = limit
+    elif grammar_done:
+        req.finished_reason = "stop"
 
 
 def stays_running(req: Any, *, in_flight: bool, overlap: bool) -> bool:

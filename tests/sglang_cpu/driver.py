@@ -12,7 +12,9 @@ happens to each request if it is in that step's batch:
   FINISH_ABORT()``, as the scheduler's "abort method 3" leaves it) and a token is sampled;
 - ``retract``: the scheduler retracted the request while forming the next batch, with this
   step in flight (overlap only: without overlap a step is processed before the next forms);
-- ``chunked``: its prefill is chunked: this pass ends no prefill (``inflight_middle_chunks``).
+- ``chunked``: its prefill is chunked: this pass ends no prefill (``inflight_middle_chunks``);
+- ``grammar_end``: the request's grammar has terminated when this pass's token is committed
+  (every request has a grammar that accepts any token until then).
 
 A line ``{"sample": {"logits": [[...]], "temperatures": [...]}}`` instead runs SGLang's real
 ``ModelRunner.sample`` once with an observer that keeps the logits ``before_grammar`` gets,
@@ -74,6 +76,20 @@ def publish_cpu_context(model: str) -> None:
     publish(ServerArgs(model_path=model, device="cpu", attention_backend="torch_native",
                        disable_cuda_graph=True, skip_server_warmup=True), role="scheduler")
     get_parallel().override_permanently(tp_group=types.SimpleNamespace(device_group=None))
+
+
+class Grammar:
+    """A request's grammar: accepts every token; terminated once a scenario says so."""
+
+    def __init__(self) -> None:
+        self.terminated = False
+        self.finished = False
+
+    def accept_token(self, token: int) -> None:
+        return None
+
+    def is_terminated(self) -> bool:
+        return self.terminated
 
 
 class PluginRaised(Exception):
@@ -170,6 +186,7 @@ def new_req(rid: str, max_new_tokens: int) -> Any:
     params.normalize(tokenizer)  # as the tokenizer manager does
     req = Req(rid, "x", array("q", [5, 6, 7]), params, eos_token_ids={EOS}, vocab_size=128)
     req.tokenizer = tokenizer
+    req.grammar = Grammar()
     return req
 
 
@@ -216,6 +233,8 @@ def run(scenario: dict[str, Any]) -> dict[str, Any]:
                 req.to_finish = FINISH_ABORT()
             elif event == "chunked" and req.rid not in started:  # its prefill goes on
                 req.inflight_middle_chunks = 1
+            elif event == "grammar_end":
+                req.grammar.terminated = True
         if prefill:
             proc.process_batch_result_prefill(batch, result)
         else:

@@ -2,7 +2,7 @@
 
 Hypothesis draws scenarios (requests with their ``max_new_tokens``, and what happens to
 each in each step: an ordinary token, EOS, a stop token, a stop string, an abort, a
-chunked prefill, a retraction), with the overlap loop on or off. Each scenario runs
+chunked prefill, a grammar that terminates, a retraction), with the overlap loop on or off. Each scenario runs
 through SGLang's real ``process_batch_result_prefill/decode``, ``_build_auxiliary_commits``
 and ``Req.update_finish_state`` in the CPU SGLang environment (``tests/sglang_cpu/driver.py``)
 and through auxcheck's model (``apply_event``, ``stays_running``, ``build_commits``): the
@@ -38,7 +38,7 @@ pytestmark = pytest.mark.slow
 EOS, STOP_TOKEN, STOP_STR_TOKEN, ORDINARY = 2, 3, ord("Z"), 40
 """The driver's tokens: EOS, the stop token, the token that decodes to the stop string "Z"."""
 
-KINDS = ("token", "eos", "stop_token", "stop_str", "abort", "chunked", "retract")
+KINDS = ("token", "eos", "stop_token", "stop_str", "abort", "chunked", "grammar_end", "retract")
 REASONS = {"FINISH_MATCHED_TOKEN": "stop", "FINISH_MATCHED_STR": "stop",
            "FINISH_LENGTH": "length", "FINISH_ABORT": "abort", None: None}
 """SGLang's finish reasons, by the model's names."""
@@ -64,6 +64,8 @@ def _event(kind: str, started: bool, step: int) -> tuple[E, list[int]]:
         return E.FINISH, [STOP_STR_TOKEN]
     if kind == "abort":
         return E.ABORT, [token]
+    if kind == "grammar_end":
+        return E.GRAMMAR_END, [token]
     if kind == "chunked" and not started:
         return E.CHUNKED, []
     return E.DECODE, [token]
@@ -138,6 +140,9 @@ CASES = {
         "overlap": True, "requests": [{"rid": "a", "max_new_tokens": 2},
                                       {"rid": "b", "max_new_tokens": 8}],
         "steps": [{}, {"b": "eos"}, {}, {}]},
+    "a grammar that terminates finishes its request with no finished_len, its token committed": {
+        "overlap": False, "requests": [{"rid": "a", "max_new_tokens": 8}],
+        "steps": [{}, {"a": "grammar_end"}]},
     "a chunked prefill commits nothing, then its first token": {
         "overlap": True, "requests": [{"rid": "a", "max_new_tokens": 4},
                                       {"rid": "b", "max_new_tokens": 4}],
