@@ -91,6 +91,8 @@ class ConsumeProbe(LeafProbe):
         try:
             value = self.leaf.consume(batch, commits)
         except Exception as exc:
+            from auxcheck._runtime.published import consume_raised
+
             if witness is not None:
                 finding = self.guard.quietly("consume", consume_raised, self.leaf, witness, exc,
                                              None, "in the running server")
@@ -101,14 +103,6 @@ class ConsumeProbe(LeafProbe):
             found = self.guard.quietly("consume", witness.findings, self.leaf) or []
             self.found += [(f, self.owner) for f in found]
         return value
-
-
-def consume_raised(host: Any, witness: Any, error: BaseException, detail: str | None,
-                   at: str) -> Finding:
-    """Returns the AUX202 finding of the runtime (one rule, one implementation)."""
-    from auxcheck._runtime.published import consume_raised as finding_of
-
-    return finding_of(host, witness, error, detail, at)
 
 
 def _witness(batch: Any, commits: Any) -> Any:

@@ -78,6 +78,15 @@ class ConsumeWitness:
                                     "expected requests' output_ids left as committed", host))
         return found
 
+    def finished_without_length(self) -> list[Any]:
+        """Returns the requests committed a token while finished with no ``finished_len``.
+
+        That is what SGLang hands ``consume`` for a request aborted while it ran (or
+        finished by its grammar): the pass's token committed, ``finished_len`` still None.
+        """
+        return [req for req, state, commit in zip(self.before, self.states, self.entries)
+                if commit is not None and state[1] is None and state[2] is not None]
+
     def restore(self) -> None:
         """Puts ``batch.reqs``, the requests' committed outputs and ``commits`` back.
 

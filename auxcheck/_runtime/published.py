@@ -316,8 +316,7 @@ def consume_raised(host: Any, witness: ConsumeWitness, error: BaseException,
         return note
     finding = Finding.of("AUX202", f"consume raised {kind_name(error)} {at}",
                          "expected it to handle the commits SGLang passes", host, detail=detail)
-    unset = [req for req, state, commit in zip(witness.before, witness.states, witness.entries)
-             if commit is not None and state[1] is None and state[2] is not None]
+    unset = witness.finished_without_length()
     if not unset:
         return finding
     rid = describe(attempt(getattr, unset[0], "rid", unset[0]).value)

@@ -339,8 +339,9 @@ class SchedulerModel:
 
     def admit(self, reqs: Iterable[FakeReq]) -> None:
         """Adds ``reqs`` to the running requests, as they are (the next batch holds them)."""
-        self._running.extend(reqs)
-        self._admitted += len(self._running)
+        admitted = list(reqs)
+        self._running.extend(admitted)
+        self._admitted += len(admitted)
 
     def commit(self, batch: FakeBatch, chosen: Mapping[str, tuple[Event, Sequence[int]]]
                | None = None) -> list[CommittedTokens | None]:

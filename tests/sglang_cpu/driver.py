@@ -43,11 +43,13 @@ from __future__ import annotations
 
 import json
 import sys
-import types
 from array import array
 from collections import deque
 from typing import Any
 from unittest import mock
+
+from real_sglang import publish_cpu_context
+from real_sglang import sample as sample_with
 
 EOS = 2
 STOP_TOKEN = 3
@@ -66,16 +68,6 @@ class Tokenizer:
 
     def encode(self, text: str, *args: Any, **kwargs: Any) -> list[int]:
         return [ord(c) for c in text]
-
-
-def publish_cpu_context(model: str) -> None:
-    """SGLang 0.5.23 reads its settings from a process-wide runtime context: a CPU one."""
-    from sglang.srt.runtime_context import get_parallel, publish
-    from sglang.srt.server_args import ServerArgs
-
-    publish(ServerArgs(model_path=model, device="cpu", attention_backend="torch_native",
-                       disable_cuda_graph=True, skip_server_warmup=True), role="scheduler")
-    get_parallel().override_permanently(tp_group=types.SimpleNamespace(device_group=None))
 
 
 class Grammar:
@@ -286,12 +278,6 @@ def sample(request: dict[str, Any]) -> dict[str, Any]:
     tensor it kept (the sampler edits it in place in between).
     """
     import torch
-    from sglang.srt.layers.logits_processor import LogitsProcessorOutput
-    from sglang.srt.layers.sampler import Sampler
-    from sglang.srt.model_executor.forward_batch_info import ForwardMode
-    from sglang.srt.model_executor.model_runner import ModelRunner
-    from sglang.srt.sampling.sampling_batch_info import SamplingBatchInfo
-    from sglang.srt.speculative.spec_info import SpeculativeAlgorithm
 
     seen: dict[str, Any] = {}
 
@@ -306,27 +292,8 @@ def sample(request: dict[str, Any]) -> dict[str, Any]:
         def after_sample(self, state: Any, token_ids: Any) -> None:
             seen["after_sample"] = state.tolist()
 
-    logits = torch.tensor(request["logits"], dtype=torch.float32)
-    rows, vocab = logits.shape
-    runner = object.__new__(ModelRunner)
-    runner._sampling_observer = None
-    runner.spec_algorithm = SpeculativeAlgorithm.NONE
-    runner.sampler = Sampler()
-    runner.watermark_state = None
-    runner.ngram_embedding_manager = mock.MagicMock()
-    runner.sampling_observer = Keeping()
-    info = SamplingBatchInfo(
-        temperatures=torch.tensor(request["temperatures"], dtype=torch.float32)[:, None],
-        top_ps=torch.ones(rows), top_ks=torch.full((rows,), vocab, dtype=torch.int32),
-        min_ps=torch.zeros(rows), is_all_greedy=False, is_any_greedy=False,
-        need_top_p_sampling=False, need_top_k_sampling=False, need_min_p_sampling=False,
-        vocab_size=vocab, device="cpu")
-    forward_batch = types.SimpleNamespace(
-        sampling_info=info, return_logprob=False, top_logprobs_nums=None,
-        token_ids_logprobs=None, forward_mode=ForwardMode.DECODE,
-        positions=torch.zeros(rows, dtype=torch.int64),
-        seq_lens=torch.ones(rows, dtype=torch.int64), req_pool_indices=torch.arange(rows))
-    runner.sample(LogitsProcessorOutput(next_token_logits=logits), forward_batch)
+    sample_with(torch.tensor(request["logits"], dtype=torch.float32), request["temperatures"],
+                Keeping())
     return seen
 
 

@@ -21,9 +21,10 @@ from __future__ import annotations
 import importlib
 import json
 import sys
-import types
 from typing import Any
 from unittest import mock
+
+from real_sglang import publish_cpu_context, sample
 
 
 def outcome(call: Any) -> str:
@@ -36,12 +37,8 @@ def outcome(call: Any) -> str:
 
 def main(model: str, root: str) -> None:
     import torch
-    from sglang.srt.runtime_context import get_parallel, publish
-    from sglang.srt.server_args import ServerArgs
 
-    publish(ServerArgs(model_path=model, device="cpu", attention_backend="torch_native",
-                       disable_cuda_graph=True, skip_server_warmup=True), role="scheduler")
-    get_parallel().override_permanently(tp_group=types.SimpleNamespace(device_group=None))
+    publish_cpu_context(model)
 
     from sglang.srt.plugins.hook_registry import (
         HookRegistry,
@@ -58,14 +55,10 @@ def main(model: str, root: str) -> None:
         _current_plugin_source.reset(token)
     HookRegistry.apply_hooks()
 
-    from sglang.srt.layers.logits_processor import LogitsProcessorOutput
     from sglang.srt.layers.moe.topk import TopK
-    from sglang.srt.layers.sampler import Sampler
     from sglang.srt.managers.schedule_batch import ScheduleBatch
     from sglang.srt.model_executor.forward_batch_info import ForwardMode
     from sglang.srt.model_executor.model_runner import ModelRunner
-    from sglang.srt.sampling.sampling_batch_info import SamplingBatchInfo
-    from sglang.srt.speculative.spec_info import SpeculativeAlgorithm
 
     results: dict[str, str] = {}
 
@@ -79,26 +72,7 @@ def main(model: str, root: str) -> None:
 
     results["_install_observer"] = outcome(initialize)
 
-    def sample() -> None:
-        runner = object.__new__(ModelRunner)
-        runner._sampling_observer = None
-        runner.spec_algorithm = SpeculativeAlgorithm.NONE
-        runner.sampler = Sampler()
-        runner.watermark_state = None
-        runner.ngram_embedding_manager = mock.MagicMock()
-        info = SamplingBatchInfo(
-            temperatures=torch.full((2, 1), 0.7), top_ps=torch.ones(2),
-            top_ks=torch.full((2,), 16, dtype=torch.int32), min_ps=torch.zeros(2),
-            is_all_greedy=False, is_any_greedy=False, need_top_p_sampling=False,
-            need_top_k_sampling=False, need_min_p_sampling=False, vocab_size=16, device="cpu")
-        forward_batch = types.SimpleNamespace(
-            sampling_info=info, return_logprob=False, top_logprobs_nums=None,
-            token_ids_logprobs=None, forward_mode=ForwardMode.DECODE,
-            positions=torch.zeros(2, dtype=torch.int64), seq_lens=torch.ones(2, dtype=torch.int64),
-            req_pool_indices=torch.arange(2))
-        runner.sample(LogitsProcessorOutput(next_token_logits=torch.randn(2, 16)), forward_batch)
-
-    results["_timed_sample"] = outcome(sample)
+    results["_timed_sample"] = outcome(lambda: sample(torch.randn(2, 16), [0.7, 0.7]))
 
     def evict() -> None:
         batch = object.__new__(ScheduleBatch)

@@ -19,6 +19,7 @@ from collections import deque
 from typing import Any
 
 import pytest
+from driver import EOS, ORDINARY, STOP_STR, STOP_TOKEN
 from helpers.sglang_cpu import Driver
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -35,8 +36,8 @@ from auxcheck._runtime.scheduler import (
 
 pytestmark = pytest.mark.slow
 
-EOS, STOP_TOKEN, STOP_STR_TOKEN, ORDINARY = 2, 3, ord("Z"), 40
-"""The driver's tokens: EOS, the stop token, the token that decodes to the stop string "Z"."""
+STOP_STR_TOKEN = ord(STOP_STR)
+"""The token the driver's tokenizer decodes to the stop string."""
 
 KINDS = ("token", "eos", "stop_token", "stop_str", "abort", "chunked", "grammar_end", "retract")
 REASONS = {"FINISH_MATCHED_TOKEN": "stop", "FINISH_MATCHED_STR": "stop",
