@@ -3,7 +3,9 @@
 Importing SGLang pulls its whole GPU stack, so both sides are parsed with ``ast``:
 module names, classes (Protocol, dataclass and ``runtime_checkable`` flags, fields),
 functions and methods (parameter names, kinds and defaults). A stub module or class
-with a ``__getattr__`` is partial: only what it declares is checked. Names imported
+with a ``__getattr__`` is partial: only what it declares is checked, and its
+``__setattr__`` and an ``__init__(self, *args, **kwargs)`` say only that it accepts what
+SGLang's real class accepts (they are not compared). Names imported
 from ``sglang`` at run time count as part of a module (they resolve there), so the
 stubs must declare them or list them in ``ALLOWED_OMISSIONS`` with a reason.
 """
@@ -166,7 +168,7 @@ def parse_module(name: str, text: str, *, stub: bool) -> ModuleInfo:
     partial = False
     for node in runtime_statements(ast.parse(text, filename=name).body, stub=stub):
         if isinstance(node, ast.ClassDef):
-            symbols[node.name] = _parse_class(node)
+            symbols[node.name] = _parse_class(node, stub=stub)
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             if node.name == "__getattr__" and stub:
                 partial = True
@@ -219,7 +221,7 @@ def _assigned_names(node: ast.stmt) -> list[str]:
     return []
 
 
-def _parse_class(node: ast.ClassDef) -> ClassInfo:
+def _parse_class(node: ast.ClassDef, *, stub: bool = False) -> ClassInfo:
     methods: dict[str, FunctionInfo] = {}
     fields: list[tuple[str, bool]] = []
     attributes: set[str] = set()
@@ -232,6 +234,11 @@ def _parse_class(node: ast.ClassDef) -> ClassInfo:
         attributes.update(_assigned_names(item))
     # A class-level __getattr__ marks a partial class (typeshed's spelling for "incomplete").
     partial = methods.pop("__getattr__", None) is not None
+    if partial and stub:
+        # What a partial stub class accepts as the real class does: not compared.
+        methods.pop("__setattr__", None)
+        if _accepts_anything(methods.get("__init__")):
+            del methods["__init__"]
     return ClassInfo(
         name=node.name,
         is_protocol=any(_is_protocol_base(base) for base in node.bases),
@@ -242,6 +249,12 @@ def _parse_class(node: ast.ClassDef) -> ClassInfo:
         attributes=frozenset(attributes),
         partial=partial,
     )
+
+
+def _accepts_anything(method: FunctionInfo | None) -> bool:
+    """Returns True for ``(self, *args, **kwargs)``: a method that takes whatever it is given."""
+    return method is not None and [p.kind for p in method.params] == [
+        "POSITIONAL_OR_KEYWORD", "VAR_POSITIONAL", "VAR_KEYWORD"]
 
 
 def _is_protocol_base(base: ast.expr) -> bool:

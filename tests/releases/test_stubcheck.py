@@ -55,6 +55,11 @@ MATCHING = [
     pytest.param("class C:\n    x: int\n    def __getattr__(self, name: str) -> Incomplete: ...",
                  "@dataclass\nclass C:\n    y: int\n    def __init__(self):\n        self.x = 1\n"
                  "    def other(self): pass", id="partial-class-attribute-set-in-init"),
+    pytest.param("class C:\n    def __init__(self, *args: Incomplete, **kwargs: Incomplete) -> None:"
+                 " ...\n    def __getattr__(self, name: str) -> Incomplete: ...\n"
+                 "    def __setattr__(self, name: str, value: Incomplete) -> None: ...",
+                 "@dataclass\nclass C:\n    rid: str\n    n: int = 0",
+                 id="partial-class-accepting-what-the-real-one-accepts"),
     pytest.param("def f() -> None: ...",
                  "from typing import TYPE_CHECKING\nimport torch\nfrom os import path\n"
                  "if TYPE_CHECKING:\n    from sglang.x import Y\n_private = 1\ndef f(): pass",
@@ -143,6 +148,13 @@ MISMATCHING = [
                  id="partial-class-unknown-attribute"),
     pytest.param("class C: ...", "class C:\n    x: int",
                  ["m:C.x: missing attribute: the source declares it"], id="missing-attribute"),
+    pytest.param("class C:\n    def __init__(self, *args: Incomplete, **kwargs: Incomplete) -> None:"
+                 " ...", "class C:\n    def __init__(self, rid): pass",
+                 ["m:C.__init__: parameter 2 is 'args' in the stub, 'rid' in the source",
+                  ("m:C.__init__: parameter 'args' is VAR_POSITIONAL in the stub, "
+                   "POSITIONAL_OR_KEYWORD in the source"),
+                  "m:C.__init__: extra parameter 'kwargs': the source has no such parameter"],
+                 id="open-init-of-a-class-that-is-not-partial"),
 ]
 
 
@@ -299,7 +311,8 @@ def test_wheel_with_a_changed_signature_and_release_fails(
     assert capsys.readouterr().out.splitlines()[:2] == [
         ("sglang.srt.managers.schedule_batch:Req.finished: missing parameter 'strict' "
          "(POSITIONAL_OR_KEYWORD)"),
-        f"sglang: the stubs describe sglang {PINNED_SGLANG_VERSION}, the source is sglang 0.5.23",
+        (f"stubs for sglang {PINNED_SGLANG_VERSION} vs wheel {wheel.name} (sglang 0.5.23): "
+         f"{STUB_MODULES} modules compared, 1 mismatch"),
     ]
 
 
@@ -339,12 +352,47 @@ def test_unusable_input_exits_2_naming_the_fix(
     assert capsys.readouterr().err == f"auxcheck stubcheck: error: {expected}\n"
 
 
-def test_a_target_is_required(capsys: pytest.CaptureFixture[str]) -> None:
-    """Without --wheel, --source or --reference argparse exits 2."""
-    assert main([]) == 2
-    assert "one of the arguments --wheel --source --reference is required" in (
-        capsys.readouterr().err
-    )
+@pytest.mark.parametrize(("args", "expected"), [
+    pytest.param([], "pass --sglang R1,R2 (releases, fetched into the cache when missing), "
+                     "--wheel WHEEL, --source DIR or --reference", id="no-target"),
+    pytest.param(["--reference", "--sglang", "0.5.23"], "--reference compares with auxcheck's "
+                 "own contract: pass it alone, or pass --sglang/--wheel/--source without it",
+                 id="reference-and-release"),
+    pytest.param(["--sglang", "0.5.x"], "'0.5.x' is not an SGLang release version; expected "
+                 "versions such as 0.5.19,0.5.20,0.5.23", id="bad-version"),
+])
+def test_a_missing_or_contradictory_target_exits_2_saying_what_to_pass(
+    capsys: pytest.CaptureFixture[str], args: list[str], expected: str
+) -> None:
+    """Without a target, or with --reference beside a release, stubcheck says what to pass."""
+    assert main(args) == 2
+    assert capsys.readouterr().err == f"auxcheck stubcheck: error: {expected}\n"
+
+
+def test_sglang_releases_are_read_from_the_cache_like_check_reads_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--sglang R1,R2 takes each release's wheel from --cache, as `auxcheck check --sglang`
+    does (offline here: nothing is downloaded), and reports each release on its own."""
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    for version in ("0.5.20", "0.5.23"):
+        wheel = real_release(version).path
+        (cache / wheel.name).symlink_to(wheel)
+    assert main(["--sglang", "0.5.20,0.5.23", "--cache", str(cache), "--offline", "--stubs",
+                 str(STUBS), "-q"]) == 0
+    assert [line.split(": ")[0] for line in capsys.readouterr().out.splitlines()] == [
+        f"stubs for sglang {PINNED_SGLANG_VERSION} vs wheel {real_release(v).path.name} "
+        f"(sglang {v})" for v in ("0.5.20", "0.5.23")]
+
+
+def test_a_release_missing_from_the_cache_offline_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--offline with a release the cache lacks exits 2 and says how to get it."""
+    assert main(["--sglang", "0.5.23", "--cache", str(tmp_path), "--offline"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("auxcheck stubcheck: error: ") and "0.5.23" in err
 
 
 def _mismatch_lines(out: str) -> list[str]:
@@ -382,12 +430,10 @@ OTHER_RELEASES = [
          "source defines this class"),
         ("sglang.srt.sampling.sampling_observer:HostAuxiliaryOutput: missing from the stub: "
          "the source defines this class"),
-        f"sglang: the stubs describe sglang {PINNED_SGLANG_VERSION}, the source is sglang 0.5.19",
     ], id="0.5.19-before-the-move"),
-    # 0.5.23 changed none of the contract's signatures: only the declared version differs.
-    pytest.param("0.5.23", [
-        f"sglang: the stubs describe sglang {PINNED_SGLANG_VERSION}, the source is sglang 0.5.23",
-    ], id="0.5.23-same-contract"),
+    # 0.5.23 changed none of the contract's signatures: the stubs describe it as well (the
+    # release they were written from is a note, not a mismatch).
+    pytest.param("0.5.23", [], id="0.5.23-same-contract"),
 ]
 
 
@@ -395,15 +441,18 @@ OTHER_RELEASES = [
 def test_stubs_against_other_real_releases_show_exactly_what_changed(
     capsys: pytest.CaptureFixture[str], version: str, expected: list[str]
 ) -> None:
-    """Against 0.5.19 and 0.5.23 the report lists exactly the contract's real differences."""
+    """Against 0.5.19 and 0.5.23 the report lists exactly the contract's real differences,
+    and notes the release the stubs were written from."""
     wheel = real_release(version).path
-    assert main(["--wheel", str(wheel), "--stubs", str(STUBS)]) == 1
+    assert main(["--wheel", str(wheel), "--stubs", str(STUBS)]) == (1 if expected else 0)
     out = capsys.readouterr().out
     assert _mismatch_lines(out) == expected
+    assert (f"note: the stubs were written from sglang {PINNED_SGLANG_VERSION}; compared here "
+            f"with sglang {version}") in out.splitlines()
     assert out.splitlines()[-1] == (
         f"stubs for sglang {PINNED_SGLANG_VERSION} vs wheel {wheel.name} (sglang {version}): "
         f"{STUB_MODULES} modules compared, {len(expected)} "
-        f"mismatch{'es' if len(expected) > 1 else ''}")
+        f"mismatch{'' if len(expected) == 1 else 'es'}")
 
 
 def test_command_runs_as_a_subprocess() -> None:

@@ -1,4 +1,5 @@
-# Only the surface a SamplingObserver reads to decide whether it is active.
+# Only the surface a SamplingObserver reads to decide whether it is active. Partial: what it
+# does not declare is accepted as SGLang's real class accepts it.
 import torch
 from _typeshed import Incomplete
 
@@ -10,6 +11,8 @@ class SamplingBatchInfo:
     is_all_greedy: bool
     vocab_size: int
     device: str
+    def __init__(self, *args: Incomplete, **kwargs: Incomplete) -> None: ...
     def __getattr__(self, name: str) -> Incomplete: ...
+    def __setattr__(self, name: str, value: Incomplete) -> None: ...
 
 def __getattr__(name: str) -> Incomplete: ...
