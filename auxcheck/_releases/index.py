@@ -49,6 +49,9 @@ INDEX_FORMAT = 3
 
 # Attributes every class has through ``object`` (and every module through its type).
 _OBJECT_ATTRS = frozenset(dir(object)) | {"__init_subclass__", "__class_getitem__"}
+# What every class has besides: type's attributes (``Cls.__dict__``, ``__mro__``, ``__name__``,
+# ``mro``) and an instance's ``__dict__``/``__weakref__``.
+_CLASS_ATTRS = _OBJECT_ATTRS | frozenset(dir(type)) | {"__dict__", "__weakref__"}
 _MODULE_ATTRS = frozenset({"__name__", "__file__", "__doc__", "__path__", "__spec__",
                            "__loader__", "__package__", "__builtins__", "__dict__"})
 # Bases whose members auxcheck knows: nothing beyond object's.
@@ -338,8 +341,9 @@ class ReleaseIndex:
             if found.ok and found.certain:
                 return found
             unseen.append(base)
-        if attr in _OBJECT_ATTRS:
-            return Lookup(True, "function", f"{where}.{attr}")
+        if attr in _CLASS_ATTRS:
+            return Lookup(True, "function" if attr in _OBJECT_ATTRS else "variable",
+                          f"{where}.{attr}")
         if unseen:
             return Lookup(True, "unknown", f"{where}.{attr}", certain=False,
                           reason=f"{qualname} has bases auxcheck cannot read ({', '.join(unseen)})")

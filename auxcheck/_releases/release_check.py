@@ -89,14 +89,25 @@ class ReleaseResult:
 
 
 def _import_stage(scan: PluginScan, index: ReleaseIndex, homes: _Hints, *,
-                  attributes: bool = False) -> ReleaseStage:
+                  attributes: bool = False, failed: set[str] | None = None) -> ReleaseStage:
+    """Judges the plugin's imports (or, with ``attributes``, its uses of their attributes).
+
+    ``failed`` gathers the imports that do not resolve; an attribute of one of them is
+    not judged again (one cause, one finding: the import's)."""
     stage = StageBuilder("attributes" if attributes else "imports")
     groups: dict[str, list[tuple[ImportUse, Lookup]]] = {}
+    broken_imports = tuple(f"{name}." for name in failed or ())
     for use in scan.imports:
         if (use.kind == "attribute") != attributes:
             continue
         stage.checked += 1
+        if attributes and use.dotted.startswith(broken_imports):
+            stage.judge(use.location, use.text, "note", "its import does not resolve (imports "
+                        "column)", quiet=True)
+            continue
         found = _resolve_use(use, index)
+        if failed is not None and not attributes and not found.ok and found.certain:
+            failed.add(use.dotted)
         if use.group is not None:
             groups.setdefault(use.group, []).append((use, found))
         else:
@@ -368,9 +379,10 @@ def check_release(scan: PluginScan, index: ReleaseIndex, *, moves: Any = None) -
 
 
 def _check_release(scan: PluginScan, index: ReleaseIndex, moves: Any) -> ReleaseResult:
+    failed: set[str] = set()
     stages = (
-        _import_stage(scan, index, _Hints(moves)),
-        _import_stage(scan, index, _Hints(moves), attributes=True),
+        _import_stage(scan, index, _Hints(moves), failed=failed),
+        _import_stage(scan, index, _Hints(moves), attributes=True, failed=failed),
         hook_stage(scan, index),
         call_stage(scan, index),
         _entry_stage(scan, index),

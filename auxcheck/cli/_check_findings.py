@@ -40,6 +40,8 @@ __all__ = [
     "project_path",
     "refer_release",
     "release_findings",
+    "unresolved_module",
+    "unresolved_note",
 ]
 
 Subject = tuple[str, "str | None"]
@@ -229,6 +231,39 @@ def mypy_subjects(finding: StageFinding) -> list[Subject]:
     return []
 
 
+_UNRESOLVED_CODES = frozenset({"mypy:import-not-found", "mypy:import-untyped"})
+
+
+def unresolved_module(finding: StageFinding) -> str | None:
+    """Returns the module of a mypy error saying an import does not resolve here (not
+    found, or installed without types), else None."""
+    if finding.code not in _UNRESOLVED_CODES:
+        return None
+    return next((module for module, name in mypy_subjects(finding) if name is None), None)
+
+
+def unresolved_note(unresolved: Sequence[StageFinding]) -> list[str]:
+    """Returns the note naming the imports mypy could not resolve where auxcheck runs: mypy
+    took them as ``Any``; SGLang's are read from each release by ``--sglang``."""
+    modules = sorted({m for f in unresolved if (m := unresolved_module(f)) is not None})
+    if not modules:
+        return []
+    sglang = [m for m in modules if m == "sglang" or m.startswith("sglang.")]
+    other = [m for m in modules if m not in sglang]
+    parts = []
+    if sglang:
+        parts.append(f"SGLang modules auxcheck's stubs do not cover ({', '.join(sglang)}; "
+                     "`--sglang R1,R2` checks their names and calls against each release)")
+    if other:
+        parts.append(f"modules not installed (or untyped) where auxcheck runs "
+                     f"({', '.join(other)}; install the plugin's dependencies beside auxcheck "
+                     "to have them checked)")
+    them = "it" if len(unresolved) == 1 else "them"
+    note = (f"note: mypy cannot resolve {plural(len(unresolved), 'import')} where auxcheck "
+            f"runs and took {them} as Any (not counted): {'; '.join(parts)}")
+    return [note]
+
+
 @dataclass(frozen=True, slots=True)
 class _MypyLine:
     text: str
@@ -244,16 +279,20 @@ class MypyOutput:
     errors: tuple[StageFinding, ...]
     lines: tuple[_MypyLine, ...]
 
-    def text(self, referred: Sequence[StageFinding] = ()) -> str:
+    def text(self, referred: Sequence[StageFinding] = (),
+             unresolved: Sequence[StageFinding] = (), hidden: Sequence[StageFinding] = (),
+             notes: Sequence[str] = ()) -> str:
         """Returns the output with project-relative paths, without the lines of the
-        ``referred`` errors (nor mypy's closing count, which counts them), then a line per
-        cause saying so."""
-        if not referred:
-            return "\n".join(line.text for line in self.lines).strip()
-        gone = {_key(f) for f in referred}
+        ``referred`` errors, of the ``unresolved`` imports and of the ``hidden`` errors
+        (nor mypy's closing count, which counts them), then a line per cause, a note
+        naming the imports, and the ``notes``."""
+        if not referred and not unresolved and not hidden:
+            return "\n".join([*(line.text for line in self.lines), *notes]).strip()
+        gone = {_key(f) for f in (*referred, *unresolved, *hidden)}
         kept = [line.text for line in self.lines if not line.summary
                 and (line.finding is None or _key(line.finding) not in gone)]
-        return "\n".join([*kept, *caused_lines(referred, "error")]).strip()
+        return "\n".join([*kept, *caused_lines(referred, "error"),
+                          *unresolved_note(unresolved), *notes]).strip()
 
 
 def _key(finding: StageFinding) -> tuple[str | None, int | None, str]:

@@ -38,6 +38,7 @@ from auxcheck.cli._check_findings import (
     parse_mypy,
     refer_release,
     release_findings,
+    unresolved_module,
 )
 
 if TYPE_CHECKING:
@@ -48,7 +49,6 @@ __all__ = [
     "CHECK_AUX504_HINT",
     "MYPY_CONFIG_FILES",
     "STAGES",
-    "STRICT_FLAGS",
     "CheckOptions",
     "StageFinding",
     "StageResult",
@@ -68,8 +68,9 @@ Result = Literal["ok", "fail", "skipped", "error"]
 MYPY_CONFIG_FILES = ("mypy.ini", ".mypy.ini", "pyproject.toml", "setup.cfg")
 """Where a project configures mypy, in the order mypy itself looks in a folder."""
 
-STRICT_FLAGS = ("--strict", "--warn-unused-ignores")
-"""What the mypy stage runs with when the project has no mypy configuration of its own."""
+DEFAULTS_LABEL = "mypy's defaults"
+"""How the summary names a run without the project's configuration: mypy's own defaults,
+no strictness the user did not ask for."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -251,17 +252,24 @@ class _MypyRun:
 
     @property
     def options(self) -> tuple[str, ...]:
-        """Returns the project's config file, or the strict flags (with discovery turned off),
-        and an ``--exclude`` for each link (added to the project's own excludes)."""
+        """Returns the project's config file, or none at all (discovery turned off: mypy's
+        defaults), and an ``--exclude`` for each link (added to the project's own excludes)."""
         excludes = tuple(f"--exclude=^{re.escape(link)}/?$" for link in self.excluded)
         if self.config is not None:
             return ("--config-file", self.config.name, *excludes)
-        return ("--config-file=", *STRICT_FLAGS, *excludes)
+        return ("--config-file=", *excludes)
 
     @property
     def label(self) -> str:
-        """Returns what the run was judged by: ``config: pyproject.toml`` or the strict flags."""
-        return f"config: {self.config.name}" if self.config else " ".join(STRICT_FLAGS)
+        """Returns what the run was judged by: ``config: pyproject.toml`` or mypy's defaults."""
+        return f"config: {self.config.name}" if self.config else DEFAULTS_LABEL
+
+    def own_module(self, module: str) -> bool:
+        """Returns True when ``module`` is the project's own (its top package or module is
+        beside the packages checked, or under ``src/``)."""
+        top = module.partition(".")[0]
+        return any(is_dir(base / top) or is_file(base / f"{top}.py")
+                   for base in (self.cwd, self.cwd / "src"))
 
 
 def _mypy_run(path: Path, packages: Sequence[Path], links: Sequence[Path]) -> _MypyRun:
@@ -275,9 +283,14 @@ def _mypy_run(path: Path, packages: Sequence[Path], links: Sequence[Path]) -> _M
 def run_mypy(options: CheckOptions) -> StageResult:
     """Returns mypy's result on the plugin's packages (skipped when mypy is not installed).
 
-    mypy runs with the project's own configuration when it has one, adding nothing to
-    it; otherwise with ``--strict --warn-unused-ignores`` and no configuration file at
-    all (neither a parent folder's nor the user's).
+    With the project's own mypy configuration, mypy runs by it, adding nothing, and every
+    error counts. Without one, it runs with mypy's defaults and no configuration file at
+    all (neither a parent folder's nor the user's), and judges the plugin's use of SGLang:
+    a second run with SGLang's stubs left out (:data:`WITHOUT_SGLANG`) finds the errors
+    of the plugin's own code, which a note lists and which are not counted. Either way an
+    import of a module outside the project that mypy cannot resolve here (an SGLang
+    module the stubs do not cover, a dependency not installed where auxcheck runs) is
+    listed in a note, not counted.
     """
     if importlib.util.find_spec("mypy") is None:
         return StageResult("mypy", "skipped", summary="mypy is not installed")
@@ -286,32 +299,97 @@ def run_mypy(options: CheckOptions) -> StageResult:
         return StageResult("mypy", "skipped", summary="no package (folder with __init__.py, "
                                                       "or under src/)")
     run = _mypy_run(options.path, packages, _links(options))
-    from auxcheck._isolation.bounded import run_bounded
-
-    command = [sys.executable, "-m", "mypy", *run.options, *run.targets]
-    # Bounded: a project's mypy plugins are its own code, and may hang.
-    done = run_bounded(command, cwd=run.cwd, env=_mypy_env(run.cwd), timeout=options.timeout,
-                       memory=options.memory, progress="mypy")
+    done = _run_mypy(run.options, run, options)
     data = {"config": run.config.name if run.config else None, "options": list(run.options)}
     errors = _mypy_errors(done.output)
     counts = {"packages": len(packages), "errors": errors}
     parsed = parse_mypy(done.output, options.path, run.cwd)
-    if done.timed_out or done.memory_limit or done.returncode not in (0, 1):
+    if _unfinished(done):
         return StageResult("mypy", "error", counts, 0.0,
                            f"mypy {_ended(done, options.timeout)} ({run.label})",
                            done.output, data, findings=parsed.errors)
     counts["files"] = _mypy_files(done.output)
     own, referred = Causes(options.causes).refer(parsed.errors, mypy_subjects)
-    # mypy's own count, less the errors another stage's finding caused (an error whose
-    # line was cut from the output kept is counted, never referred).
-    counts["errors"] = errors = errors - len(referred)
+    unresolved = [f for f in own if (module := unresolved_module(f)) is not None
+                  and not run.own_module(module)]
+    own = [f for f in own if f not in unresolved]
+    theirs: list[StageFinding] = []
+    if run.config is None and own:
+        with tempfile.TemporaryDirectory(prefix="auxcheck-mypy-") as tmp:
+            config = Path(tmp) / "without-sglang.ini"
+            config.write_text(WITHOUT_SGLANG, encoding="utf-8")
+            # A cache of its own, or each run would invalidate the other's.
+            without = _run_mypy((f"--config-file={config}", f"--cache-dir={_SHADOW_CACHE}",
+                                 *run.options[1:]), run, options)
+        if _unfinished(without):
+            return StageResult("mypy", "error", counts, 0.0,
+                               f"mypy without SGLang's stubs {_ended(without, options.timeout)}"
+                               f" ({run.label}): which errors are the plugin's own code's "
+                               "cannot be told", without.output, data, findings=tuple(own))
+        plain = {_same(f) for f in parse_mypy(without.output, options.path, run.cwd).errors}
+        theirs = [f for f in own if _same(f) in plain]
+        own = [f for f in own if _same(f) not in plain]
+    # mypy's own count, less the errors another stage's finding caused, the imports it
+    # could not resolve here and, without a configuration, the errors of the plugin's own
+    # code (an error whose line was cut from the output kept is counted).
+    counts["errors"] = errors = errors - len(referred) - len(unresolved) - len(theirs)
     summary = f"{plural(errors, 'error')} in {', '.join(p.name for p in packages)} ({run.label})"
     if referred:
         counts["referred"] = len(referred)
         summary += f"; {plural(len(referred), 'error')} not counted (see imports)"
+    notes = []
+    uncounted = []
+    if unresolved:
+        counts["unresolved"] = len(unresolved)
+        uncounted.append(plural(len(unresolved), "unresolved import"))
+    if theirs:
+        counts["plugin_code"] = len(theirs)
+        uncounted.append(f"{plural(len(theirs), 'error')} of the plugin's own code")
+        targets = " ".join(run.targets)
+        notes.append(f"note: {plural(len(theirs), 'error')} of mypy's defaults "
+                     f"{'is' if len(theirs) == 1 else 'are'} in the plugin's own code, not in "
+                     "its use of SGLang (mypy gives them with SGLang's stubs left out too): "
+                     "not counted, as the project has no "
+                     "mypy configuration; add one (`[tool.mypy]` in pyproject.toml) to have "
+                     f"them judged, or run `mypy {targets}` to see them")
+    if uncounted:
+        summary += f"; {' and '.join(uncounted)} not counted (notes)"
     return StageResult("mypy", "fail" if errors else "ok", counts, 0.0, summary,
-                       parsed.text(referred), data, findings=tuple(own),
-                       referred=tuple(referred))
+                       parsed.text(referred, unresolved, theirs, notes), data,
+                       findings=tuple(own), referred=tuple(referred),
+                       always_shown=bool(unresolved or theirs))
+
+
+WITHOUT_SGLANG = """[mypy]
+[mypy-sglang]
+follow_imports = skip
+follow_imports_for_stubs = True
+[mypy-sglang.*]
+follow_imports = skip
+follow_imports_for_stubs = True
+"""
+"""mypy's defaults with every SGLang module, stubbed or not, taken as ``Any``: what mypy
+says of a plugin's code without SGLang's types."""
+
+_SHADOW_CACHE = ".mypy_cache/auxcheck-without-sglang"
+
+
+def _run_mypy(flags: Sequence[str], run: _MypyRun, options: CheckOptions) -> Bounded:
+    from auxcheck._isolation.bounded import run_bounded
+
+    command = [sys.executable, "-m", "mypy", *flags, *run.targets]
+    # Bounded: a project's mypy plugins are its own code, and may hang.
+    return run_bounded(command, cwd=run.cwd, env=_mypy_env(run.cwd), timeout=options.timeout,
+                       memory=options.memory, progress="mypy")
+
+
+def _unfinished(done: Bounded) -> bool:
+    return bool(done.timed_out or done.memory_limit or done.returncode not in (0, 1))
+
+
+def _same(finding: StageFinding) -> tuple[str | None, int | None, str, str]:
+    """Returns what makes two mypy errors the same: place, code and message."""
+    return finding.path, finding.line, finding.code, finding.message
 
 
 def _ended(done: Bounded, timeout: float) -> str:
@@ -384,8 +462,67 @@ def contract_command(options: CheckOptions, results: Path) -> list[str]:
     return [*command, *options.pytest_args, "."]
 
 
+_FIXTURE_WORD = re.compile(rb"\bauxcheck_\w+")
+"""A name of the suite's fixtures, or one that looks like it (a misspelt fixture gets
+pytest's own error, with the closest names)."""
+
+_CONTRACT_WORD = re.compile(rb"\b(DeviceAuxiliaryOutput|HostAuxiliaryOutput|SamplingObserver"
+                            rb"|ForwardObserver|append_auxiliary_output)\b")
+"""A name of the auxiliary-output contract, which a plugin with outputs uses."""
+
+
+@dataclass(frozen=True, slots=True)
+class ContractSubjects:
+    """What the project's Python files say about the contract stage's work."""
+
+    fixtures: bool
+    """Some file names an ``auxcheck_*`` fixture (or a name like one)."""
+    uses: tuple[str, ...] = ()
+    """``path:line`` of the first files that use the contract's names."""
+
+
+def contract_subjects(path: Path) -> ContractSubjects:
+    """Returns whether any Python file under ``path`` names a fixture of the suite, and
+    where the contract is used (at most three places), reading each file's bytes once."""
+    from auxcheck._core.python_files import iter_python_files
+
+    uses: list[str] = []
+    for name in iter_python_files([str(path)]):
+        try:
+            with open(name, "rb") as handle:
+                data = handle.read(SCAN_MAX_FILE_SIZE)
+        except OSError:
+            continue  # the import scan reports a file it cannot read (AUX504)
+        if _FIXTURE_WORD.search(data):
+            return ContractSubjects(True)
+        found = _CONTRACT_WORD.search(data)
+        if found is not None and len(uses) < 3:
+            line = data.count(b"\n", 0, found.start()) + 1
+            uses.append(f"{Path(name).relative_to(path).as_posix()}:{line}")
+    return ContractSubjects(False, tuple(uses))
+
+
+def _nothing_named(subjects: ContractSubjects) -> str:
+    """Returns why the contract stage is skipped: no file names the suite's fixtures."""
+    from auxcheck._suite.names import SUBJECT_FIXTURES
+
+    text = (f"nothing to check: no conftest.py names an auxiliary output or observer "
+            f"({', '.join(SUBJECT_FIXTURES)})")
+    if subjects.uses:
+        text += (f", though the plugin uses the contract ({', '.join(subjects.uses)}): name "
+                 "its outputs and observers in a conftest.py to have them checked "
+                 "(docs/pytest-plugin.md)")
+    return text
+
+
 def run_contract(options: CheckOptions) -> StageResult:
-    """Returns the contract suite's result: ``pytest --auxcheck -m auxcheck`` in ``PATH``."""
+    """Returns the contract suite's result: ``pytest --auxcheck -m auxcheck`` in ``PATH``;
+    skipped, saying why, when no Python file of the project names the suite's fixtures
+    (a plugin without auxiliary outputs has nothing to check)."""
+    subjects = contract_subjects(options.path)
+    if not subjects.fixtures:
+        return StageResult("contract", "skipped", summary=_nothing_named(subjects),
+                           data={"uses": list(subjects.uses)})
     with tempfile.TemporaryDirectory(prefix="auxcheck-") as tmp:
         results = Path(tmp) / "results.json"
         command = contract_command(options, results)

@@ -165,10 +165,17 @@ def test_mypy_runs_against_the_shipped_stubs(tmp_path: Path,
     assert 'has no attribute "HostAuxiliaryOutput"' in str(mypy["output"])
 
 
-# ---------------------------------------------------- mypy: --strict, or the project's own config
+# ------------------------------------------- mypy: its defaults, or the project's own config
 
 UNANNOTATED = "def double(x):\n    return x * 2\n"
 """Fine for mypy's defaults, an error under --strict (a function without annotations)."""
+
+SGLANG_MISUSE = ("from sglang.srt.managers.schedule_batch import Req\n\n\n"
+                 "def rid_number(req: Req) -> int:\n    return req.rid\n")
+"""An error in the plugin's use of SGLang (``rid`` is a str), under any configuration."""
+
+OWN_CODE_ERROR = "def half(x: int) -> str:\n    return x // 2\n"
+"""An error in the plugin's own code, which mypy's defaults find with or without SGLang's stubs."""
 
 CONFIGS = {
     "mypy.ini": "[mypy]\nwarn_unused_configs = True\n",
@@ -188,32 +195,32 @@ def write_project(root: Path, files: dict[str, str]) -> Path:
 
 
 MYPY_RUNS = [
-    pytest.param({}, "fail", None, id="no-config-strict-fails-an-unannotated-def"),
+    pytest.param({}, "ok", None, id="no-config-mypys-defaults-pass-an-unannotated-def"),
     pytest.param({"mypy.ini": CONFIGS["mypy.ini"]}, "ok", "mypy.ini", id="mypy-ini"),
     pytest.param({"pyproject.toml": CONFIGS["pyproject.toml"]}, "ok", "pyproject.toml",
                  id="pyproject-tool-mypy"),
     pytest.param({"setup.cfg": CONFIGS["setup.cfg"]}, "ok", "setup.cfg", id="setup-cfg-mypy"),
     pytest.param({"pyproject.toml": "[tool.mypy]\nstrict = true\n"}, "fail", "pyproject.toml",
                  id="a-strict-config-fails-it-too"),
-    pytest.param({"pyproject.toml": "[project]\nname = 'p'\n"}, "fail", None,
+    pytest.param({"pyproject.toml": "[project]\nname = 'p'\n"}, "ok", None,
                  id="pyproject-without-tool-mypy-is-no-config"),
-    pytest.param({"../mypy.ini": "[mypy]\nplugins = no_such_mypy_plugin\n"}, "fail", None,
+    pytest.param({"../mypy.ini": "[mypy]\nplugins = no_such_mypy_plugin\n"}, "ok", None,
                  id="a-parent-folders-config-is-not-read"),
 ]
 
 
 @pytest.mark.parametrize(("files", "result", "config"), MYPY_RUNS)
-def test_mypy_uses_the_projects_config_else_strict(
+def test_mypy_uses_the_projects_config_else_its_defaults(
         tmp_path: Path, files: dict[str, str], result: str, config: str | None,
         capsys: pytest.CaptureFixture[str]) -> None:
     """With its own mypy configuration the project is checked by it, nothing added; without,
-    by `--strict --warn-unused-ignores` and no configuration file at all."""
+    by mypy's defaults and no configuration file at all: no strictness the user did not ask
+    for."""
     project = write_project(tmp_path / "project", {"plug/__init__.py": UNANNOTATED, **files})
     _, document = run_json(capsys, str(project), "--skip", "imports", "--skip", "contract")
     mypy = stages(document)["mypy"]
-    label = f"config: {config}" if config else "--strict --warn-unused-ignores"
-    options = ["--config-file", config] if config else ["--config-file=", "--strict",
-                                                        "--warn-unused-ignores"]
+    label = f"config: {config}" if config else "mypy's defaults"
+    options = ["--config-file", config] if config else ["--config-file="]
     assert (mypy["result"], mypy["data"]) == (result, {"config": config, "options": options})
     assert mypy["summary"] == f"{1 if result == 'fail' else 0} error" \
         f"{'' if result == 'fail' else 's'} in plug ({label})"
@@ -222,14 +229,60 @@ def test_mypy_uses_the_projects_config_else_strict(
             mypy["output"])
 
 
-def test_strict_mode_reports_an_unused_ignore(tmp_path: Path,
-                                              capsys: pytest.CaptureFixture[str]) -> None:
-    """Without a config, --warn-unused-ignores makes a needless `# type: ignore` an error."""
-    project = write_project(tmp_path / "p", {"plug/__init__.py": "X: int = 1  # type: ignore\n"})
-    _, document = run_json(capsys, str(project), "--skip", "imports", "--skip", "contract")
+@pytest.mark.parametrize(("files", "errors", "own_code"), [
+    pytest.param({"plug/__init__.py": SGLANG_MISUSE}, 1, 0, id="a-misuse-of-sglang-counts"),
+    pytest.param({"plug/__init__.py": OWN_CODE_ERROR}, 0, 1, id="own-code-is-a-note"),
+    pytest.param({"plug/__init__.py": SGLANG_MISUSE + "\n\n" + OWN_CODE_ERROR}, 1, 1,
+                 id="both"),
+    pytest.param({"plug/__init__.py": SGLANG_MISUSE + "\n\n" + OWN_CODE_ERROR,
+                  "mypy.ini": "[mypy]\n"}, 2, 0, id="with-a-config-every-error-counts"),
+])
+def test_without_a_config_mypy_judges_the_plugins_use_of_sglang(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], files: dict[str, str], errors: int,
+        own_code: int) -> None:
+    """Without a mypy configuration, an error mypy's defaults also give with SGLang's stubs
+    left out is the plugin's own code's: a note, not counted; with one, every error counts."""
+    project = write_project(tmp_path / "p", files)
+    status, document = run_json(capsys, str(project), "--skip", "imports", "--skip", "contract")
     mypy = stages(document)["mypy"]
-    assert (mypy["result"], mypy["counts"]["errors"]) == ("fail", 1)  # type: ignore[index]
-    assert 'Unused "type: ignore" comment' in str(mypy["output"])
+    assert (mypy["result"], mypy["counts"]["errors"],  # type: ignore[index]
+            mypy["counts"].get("plugin_code", 0)) == ("fail" if errors else "ok", errors,  # type: ignore[attr-defined]
+                                                     own_code)
+    assert [f["line"] for f in mypy["findings"]] == [5, 9][:errors]  # type: ignore[attr-defined]
+    output = str(mypy["output"])
+    assert ("of the plugin's own code" in mypy["summary"]) == bool(own_code)  # type: ignore[operator]
+    assert ("error of mypy's defaults is in the plugin's own code" in output) == bool(own_code)
+    assert ("plug/__init__.py:9: error" in output) == (errors == 2)
+    assert status == (1 if errors else 0)
+
+
+@pytest.mark.parametrize(("source", "note"), [
+    pytest.param("import sglang.srt.entrypoints.engine\n",
+                 "SGLang modules auxcheck's stubs do not cover (sglang.srt.entrypoints, "
+                 "sglang.srt.entrypoints.engine;", id="sglang-module-without-stubs"),
+    pytest.param("import no_such_dependency_here\n",
+                 "modules not installed (or untyped) where auxcheck runs "
+                 "(no_such_dependency_here;", id="dependency-not-installed"),
+])
+def test_an_import_mypy_cannot_resolve_here_is_a_note_not_an_error(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], source: str, note: str) -> None:
+    """An SGLang module the stubs do not cover, or a dependency not installed where auxcheck
+    runs, is no error of the plugin: the stage passes and a note names the modules."""
+    project = write_project(tmp_path / "p", {"plug/__init__.py": source})
+    status, document = run_json(capsys, str(project), "--skip", "imports", "--skip", "contract")
+    mypy = stages(document)["mypy"]
+    assert (status, mypy["result"], mypy["counts"]["errors"]) == (0, "ok", 0)  # type: ignore[index]
+    assert mypy["counts"]["unresolved"] >= 1  # type: ignore[index]
+    assert "took " in str(mypy["output"]) and note in str(mypy["output"])
+
+
+def test_an_import_of_the_projects_own_missing_module_is_an_error(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A module of the project itself that does not exist is the plugin's error, counted."""
+    project = write_project(tmp_path / "p", {"plug/__init__.py": "from plug import missing\n",
+                                             "mypy.ini": "[mypy]\n"})
+    _, document = run_json(capsys, str(project), "--skip", "imports", "--skip", "contract")
+    assert stages(document)["mypy"]["result"] == "fail"
 
 
 @pytest.mark.parametrize(("present", "found"), [
@@ -333,7 +386,7 @@ def test_a_src_layout_is_type_checked_and_tested_without_installing_it(
     assert {name: s["result"] for name, s in by_stage.items()} == {
         "imports": "ok", "mypy": "ok", "contract": "ok", "sglang": "skipped"}, document
     assert by_stage["mypy"]["counts"] == {"packages": 1, "errors": 0, "files": 3}
-    assert by_stage["mypy"]["summary"] == "0 errors in srcplug (--strict --warn-unused-ignores)"
+    assert by_stage["mypy"]["summary"] == "0 errors in srcplug (mypy's defaults)"
     assert by_stage["contract"]["counts"]["passed"] > 0  # type: ignore[index]
     assert status == 0
 
@@ -542,9 +595,12 @@ def test_check_runs_as_a_subprocess(example: Callable[[str], Path]) -> None:
     assert done.returncode == 1
     stages = {s["stage"]: s for s in document["stages"]}
     assert {name: s["result"] for name, s in stages.items()} == {
-        "imports": "fail", "mypy": "skipped", "contract": "error", "sglang": "skipped"}
-    # The legacy plugin defines no output or observer fixture: never a vacuous pass.
-    assert "found nothing to check" in stages["contract"]["output"]
+        "imports": "fail", "mypy": "skipped", "contract": "skipped", "sglang": "skipped"}
+    # The legacy plugin names no output or observer fixture, though it uses the contract:
+    # the stage says so, and where.
+    assert stages["contract"]["summary"].startswith(
+        "nothing to check: no conftest.py names an auxiliary output or observer")
+    assert "though the plugin uses the contract (legacy_plugin/" in stages["contract"]["summary"]
 
 
 @pytest.mark.slow
@@ -684,3 +740,47 @@ def test_a_module_over_what_check_parses_is_aux504_with_a_fix_check_offers(
         assert output.endswith(f"; fix: {CHECK_AUX504_HINT}") or (
             f"; fix: {CHECK_AUX504_HINT}\n" in output), output
         assert "--exclude" not in output and "auxcheck_paths" not in output
+
+
+# ---------------------------------------------------- contract: nothing to check is no failure
+
+HOOK_ONLY = ("from sglang.srt.plugins.hook_registry import HookRegistry, HookType\n\n\n"
+             "def register() -> None:\n    pass\n")
+"""A plugin without auxiliary outputs (most real plugins: hooks, cache backends)."""
+
+
+@pytest.mark.parametrize(("files", "summary_tail"), [
+    pytest.param({"plug/__init__.py": HOOK_ONLY}, ")", id="a-hook-plugin"),
+    pytest.param({"plug/__init__.py": HOOK_ONLY, "plug/out.py": "\n\nDeviceAuxiliaryOutput = 1\n"},
+                 "), though the plugin uses the contract (plug/out.py:3): name its outputs and "
+                 "observers in a conftest.py to have them checked (docs/pytest-plugin.md)",
+                 id="a-plugin-using-the-contract-without-a-conftest"),
+])
+def test_a_project_naming_no_fixture_of_the_suite_skips_the_contract_stage_saying_why(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], files: dict[str, str],
+        summary_tail: str) -> None:
+    """With no `auxcheck_*` name in any of its files there is nothing to check: the stage is
+    skipped (pytest is not even started), says why, and fails nothing."""
+    project = write_project(tmp_path / "p", files)
+    status, document = run_json(capsys, str(project), "--skip", "mypy", "--skip", "sglang")
+    contract = stages(document)["contract"]
+    assert (status, contract["result"]) == (0, "skipped")
+    assert contract["summary"] == (
+        "nothing to check: no conftest.py names an auxiliary output or observer "
+        "(auxcheck_device_output, auxcheck_sampling_observer, auxcheck_forward_observer"
+        + summary_tail)
+
+
+def test_a_misspelt_fixture_still_runs_the_suite_and_is_an_error(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A conftest whose fixture name is close to the suite's is a mistake, never a skip:
+    pytest runs and its error names the closest fixture seen."""
+    project = write_project(tmp_path / "p", {
+        "plug/__init__.py": HOOK_ONLY,
+        "conftest.py": ("import pytest\n\n\n@pytest.fixture\ndef auxcheck_device_outputs():\n"
+                        "    return None\n"),
+    })
+    status, document = run_json(capsys, str(project), "--skip", "mypy", "--skip", "sglang")
+    contract = stages(document)["contract"]
+    assert (status, contract["result"]) == (1, "error")
+    assert "closest fixture names seen: auxcheck_device_outputs" in str(contract["output"])

@@ -593,6 +593,9 @@ def test_a_broad_except_does_not_hide_a_call_that_cannot_bind(tmp_path: Path) ->
     pytest.param("Batch.missing", ["AUX503"], id="missing-member"),
     pytest.param("Child.missing", ["AUX503"], id="missing-through-bases"),
     pytest.param("compute.__name__", [], id="function-object-attribute"),
+    pytest.param("Batch.__dict__.get('x')", [], id="what-every-class-has"),
+    pytest.param("Child.__mro__", [], id="what-every-class-has-from-type"),
+    pytest.param("Batch.__dict_", ["AUX503"], id="a-dunder-no-class-has"),
     pytest.param("None\nimport sglang.srt.managers.api as api\napi.NEW = 1\ny = api.NEW", [],
                  id="an-attribute-the-plugin-assigns"),
 ])
@@ -719,3 +722,14 @@ def test_the_json_judges_each_import_and_attribute_use(tmp_path: Path) -> None:
         ("from sglang.srt.managers.gone import X", "note")]
     assert [(j.subject, j.verdict) for j in stages["attributes"].judged] == [
         ("s.Scheduler", "ok"), ("s.Gone", "fail")]
+
+
+def test_an_attribute_of_an_import_that_fails_is_not_a_second_finding(tmp_path: Path) -> None:
+    """One cause, one finding: `Gone.apply` after `from ... import Gone` fails is the
+    import's finding only; the attribute is judged a note."""
+    source = ("def run():\n    from sglang.srt.managers.gone import Gone\n"
+              "    return Gone.apply(1)\n")
+    result = judge(tmp_path, source)
+    assert codes(result) == {"imports": ["AUX503"]}
+    attributes = next(s for s in result.stages if s.stage == "attributes")
+    assert [(j.subject, j.verdict) for j in attributes.judged] == [("Gone.apply", "note")]
