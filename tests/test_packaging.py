@@ -41,6 +41,11 @@ from helpers.releases import REAL_CACHE
 from auxcheck import __version__
 from auxcheck.releases import CACHE_ENV
 
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # the backport auxcheck depends on there
+    import tomli as tomllib
+
 pytestmark = pytest.mark.slow
 
 INSTALL_LIMIT = 900.0
@@ -76,17 +81,26 @@ ENTRY_POINTS = [
 """Every entry point the wheel must declare: the CLI, the pytest plugin, the guard, the
 Hypothesis hook."""
 
+LICENSE = "LICENSE"
+"""The license file at the root of the checkout, shipped in the sdist and the wheel."""
+
 METADATA = [
     ("Name", "auxcheck"),
     ("Version", __version__),
     ("Description-Content-Type", "text/markdown"),
     ("License-Expression", "Apache-2.0"),
+    ("License-File", LICENSE),
+    ("Project-URL", "Source, https://github.com/auxcheck/auxcheck"),
     ("Requires-Python", ">=3.10"),
     ("Provides-Extra", "contracts"),
     ("Classifier", "Typing :: Typed"),
 ]
-"""Fields the wheel's METADATA must hold (PyPI renders the README as Markdown; the package
-ships py.typed, so it is typed, not stubs only)."""
+"""Fields the wheel's METADATA must hold (PyPI renders the README as Markdown; the license
+file ships beside the expression; the package ships py.typed, so it is typed, not stubs
+only)."""
+
+LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
+FENCED = re.compile(r"^```.*?^```$", flags=re.MULTILINE | re.DOTALL)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -227,12 +241,14 @@ def _source_files(root: Path, prefix: str) -> set[str]:
 
 
 def test_the_wheel_holds_the_package_and_the_stubs_and_nothing_else(release: Release) -> None:
-    """Every file of auxcheck/ (py.typed too) and of the sglang stubs, and the metadata."""
+    """Every file of auxcheck/ (py.typed too) and of the sglang stubs, the metadata and the
+    license."""
     with zipfile.ZipFile(release.wheel) as wheel:
         names = set(wheel.namelist())
     info = f"auxcheck-{__version__}.dist-info"
     expected = (_source_files(PACKAGE, "auxcheck") | _source_files(STUBS, "sglang-stubs")
-                | {f"{info}/{name}" for name in ("METADATA", "WHEEL", "RECORD", "entry_points.txt")})
+                | {f"{info}/{name}" for name in ("METADATA", "WHEEL", "RECORD", "entry_points.txt",
+                                                  f"licenses/{LICENSE}")})
     assert {"auxcheck/py.typed", "sglang-stubs/py.typed"} <= expected
     assert sorted(names ^ expected) == []
 
@@ -257,6 +273,57 @@ def test_the_wheel_metadata_holds_the_field(release: Release, field: str, value:
     """Name, version, the README as Markdown, the license, the Python range, the extra."""
     metadata = HeaderParser().parsestr(_wheel_text(release.wheel, "METADATA"))
     assert value in (metadata.get_all(field) or [])
+
+
+def test_the_wheel_and_the_sdist_hold_the_license_file(release: Release) -> None:
+    """The wheel's dist-info/licenses/ and the sdist's root hold LICENSE as the checkout has it;
+    the sdist holds the metadata hook too, so the wheel built from it gets the same README."""
+    with zipfile.ZipFile(release.wheel) as wheel:
+        shipped = wheel.read(f"auxcheck-{__version__}.dist-info/licenses/{LICENSE}")
+    root = release.sdist.name.removesuffix(".tar.gz")
+    with tarfile.open(release.sdist) as sdist:
+        members = set(sdist.getnames())
+        member = sdist.extractfile(f"{root}/{LICENSE}")
+        assert member is not None
+        in_sdist = member.read()
+    assert shipped == in_sdist == (REPO / LICENSE).read_bytes()
+    assert {f"{root}/hatch_build.py", f"{root}/README.md"} <= members
+    assert b"Apache License" in shipped and b"Version 2.0, January 2004" in shipped
+
+
+def _links(markdown: str) -> list[str]:
+    """Returns the target of each inline link outside fenced blocks, in order."""
+    return LINK.findall(FENCED.sub("", markdown))
+
+
+def _release_base() -> str:
+    """Returns where the README's relative links point on the package index: the Source URL
+    of pyproject.toml's [project.urls] at this release's tag."""
+    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    return f"{project['urls']['Source']}/blob/v{__version__}/"
+
+
+def test_the_long_description_links_absolutely_to_the_files_the_readme_links(
+        release: Release) -> None:
+    """Every link of the README in METADATA is a URL or an in-page anchor; each relative one
+    of README.md became the Source URL at the release's tag, naming a file of the checkout."""
+    description = HeaderParser().parsestr(_wheel_text(release.wheel, "METADATA")).get_payload()
+    assert isinstance(description, str)
+    shipped = _links(description)
+    assert [t for t in shipped if not re.match(r"[a-z]+:|#", t)] == []
+    readme = _links((REPO / "README.md").read_text(encoding="utf-8"))
+    relative = [t for t in readme if not re.match(r"[a-z]+:|#", t)]
+    assert relative, "README.md has no relative link left to check"
+    base = _release_base()
+    assert [t.removeprefix(base) for t in shipped if t.startswith(base)] == relative
+    assert [t for t in relative if not (REPO / t.partition("#")[0]).is_file()] == []
+
+
+def test_the_readme_in_the_repository_keeps_its_relative_links() -> None:
+    """GitHub resolves them and tests/test_docs.py checks them: none is the release's URL."""
+    readme = _links((REPO / "README.md").read_text(encoding="utf-8"))
+    assert [t for t in readme if t.startswith("docs/")] != []
+    assert [t for t in readme if t.startswith(_release_base())] == []
 
 
 # ---------------------------------------------------------------------------------------------
