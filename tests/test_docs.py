@@ -14,7 +14,14 @@ A fence's info string says how its block is checked (GitHub shows only the first
   exist (``console run``: run from a folder holding ``examples/``, printing what the block shows);
   output lines are checked as ``text`` is;
 - ``text``: every rule code exists, and a finding's title and fix line are the rule table's;
-- ``toml``: read by auxcheck itself; ``yaml``: names pre-commit hooks the project ships.
+- ``toml``: read by auxcheck itself; ``yaml``: names pre-commit hooks the project ships
+  (``yaml github-actions``: a workflow, checked by ``tests/test_ci_recipe.py``).
+
+The prose is checked as well: an inline ``auxcheck SUB ...``, ``pytest -...`` or ``make ...``
+as a console line is; the options of an ``Options:`` list are its subcommand's; every rule code,
+family and range exists; and in README.md, benchmarks.md and development.md every measured time,
+ratio or size sits in a paragraph, list item or captioned table that says ``measured on DATE at
+COMMIT``.
 """
 
 from __future__ import annotations
@@ -28,6 +35,7 @@ import shlex
 import subprocess
 import sys
 import textwrap
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
@@ -39,6 +47,7 @@ import pytest
 import torch  # noqa: F401
 from helpers.paths import EXAMPLES, PACKAGE, REPO, TESTS, TORCH_STANDIN
 from helpers.pyright import run_pyright
+from helpers.releases import REAL_CACHE
 
 import auxcheck._suite.item_runs
 import auxcheck.machine
@@ -133,7 +142,7 @@ def prose(page: Path) -> str:
 KNOWN_TAGS = {
     "python": {(), ("conftest",), ("run",), ("before",), ("after",)},
     "console": {(), ("run",)},
-    "bash": {()}, "text": {()}, "toml": {()}, "yaml": {()},
+    "bash": {()}, "text": {()}, "toml": {()}, "yaml": {(), ("github-actions",)},
 }
 """The languages and leading tags this module checks; ``after`` takes flags after it."""
 
@@ -480,11 +489,11 @@ def options_of(words: tuple[str, ...]) -> set[str]:
 
 
 @cache
-def auxcheck_options(command: str) -> frozenset[str]:
-    """Returns the options ``auxcheck COMMAND --help`` lists."""
+def auxcheck_options(*command: str) -> frozenset[str]:
+    """Returns the options ``auxcheck [COMMAND] --help`` lists (no COMMAND: auxcheck's own)."""
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        assert auxcheck_main([command, "--help"]) == 0
+        assert auxcheck_main([*command, "--help"]) == 0
     return frozenset(OPTION.findall(out.getvalue()))
 
 
@@ -554,6 +563,9 @@ def command_problems(words: tuple[str, ...]) -> list[str]:
         assignments.append((match[1], match[2]))
         words = words[1:]
     problems = _environment_problems(assignments)
+    if words[:1] == ("auxcheck",) and words[1:2] and words[1].startswith("-"):
+        missing = options_of(words[1:]) - auxcheck_options()
+        return [*problems, *(f"auxcheck has no {o}" for o in sorted(missing))]
     if words[:1] == ("auxcheck",):
         command = words[1]
         if command not in SUBCOMMANDS:
@@ -663,7 +675,7 @@ def test_a_toml_block_is_configuration_auxcheck_reads(block: Block, tmp_path: Pa
         assert "AUX501" in capsys.readouterr().out
 
 
-@params(blocks_of("yaml"))
+@params([b for b in blocks_of("yaml") if not b.tags])
 def test_a_pre_commit_block_names_the_hooks_the_project_ships(block: Block) -> None:
     """Its hook ids are in .pre-commit-hooks.yaml and its rev is this release's tag."""
     shipped = re.findall(r"^- id: (\S+)$", (REPO / ".pre-commit-hooks.yaml").read_text(),
@@ -722,6 +734,146 @@ def test_every_path_a_page_names_exists(page: Path) -> None:
     """A path of the checkout in backticks (`auxcheck/_runtime/`, `tests/typed/...`) exists."""
     named = [span for span in CODE_SPAN.findall(prose(page)) if REPO_PATH.fullmatch(span)]
     assert [p for p in named if not list(REPO.glob(p.rstrip("/")))] == []
+
+
+# ---------------------------------------------------------------------------------------------
+# Commands, options and rule codes in the prose
+
+
+HEADING = re.compile(r"^(#{1,6}) (.+)$")
+COMMAND_SPAN = re.compile(r"(?:auxcheck\s+(?:-|[a-z]+(?:\s|$))|pytest\s+-|make(?:\s|$)).*")
+"""A code span that is a command line: ``auxcheck SUB ...``, ``pytest -...``, ``make ...``."""
+
+
+@cache
+def joined_prose(page: Path) -> tuple[str, ...]:
+    """Returns a page's prose as its headings and paragraphs, each paragraph on one line (so
+    a code span wrapped over two lines reads whole)."""
+    found: list[str] = []
+    current: list[str] = []
+    for line in [*prose(page).splitlines(), ""]:
+        if line.strip() and not HEADING.match(line):
+            current.append(line.strip())
+            continue
+        found += [" ".join(current)] if current else []
+        found += [line] if line.strip() else []
+        current = []
+    return tuple(found)
+
+
+def command_spans() -> list[tuple[str, tuple[str, ...]]]:
+    """Returns (page, words) for each command line in a code span of the prose, once each."""
+    return sorted({(_relative(page), tuple(shlex.split(span))) for page in PAGES
+                   for paragraph in joined_prose(page) for span in CODE_SPAN.findall(paragraph)
+                   if COMMAND_SPAN.fullmatch(span)})
+
+
+@pytest.mark.parametrize(("span", "is_command"), [
+    ("auxcheck check --sglang", True), ("auxcheck --version", True), ("make test-fast", True),
+    ("pytest -n 2", True), ("auxcheck check: mypy ok (3.1s)", False), ("auxcheck.cli", False),
+    ("auxcheck-ci", False), ("pytest.skip", False),
+    ("auxcheck = auxcheck.sglang_plugin:register", False),
+], ids=["subcommand", "top-level-option", "make", "pytest", "progress-line", "module",
+        "profile", "pytest-api", "entry-point"])
+def test_a_code_span_is_read_as_a_command_only_when_it_is_one(span: str,
+                                                              is_command: bool) -> None:
+    """Commands are checked; a progress line, a module, a profile or an entry point is not."""
+    assert bool(COMMAND_SPAN.fullmatch(span)) is is_command
+
+
+@pytest.mark.parametrize(("page", "words"), command_spans(),
+                         ids=[f"{page}:{shlex.join(words)}" for page, words in command_spans()])
+def test_every_command_in_the_prose_names_what_exists(page: str, words: tuple[str, ...]) -> None:
+    """An inline `auxcheck SUB --opt`, `pytest -x` or `make TARGET` is checked as a console
+    line is: the subcommand, its options and the make target exist."""
+    assert command_problems(words) == []
+
+
+OPTIONS_LIST = re.compile(r"\bOptions: (.*)")
+
+
+@dataclass(frozen=True)
+class OptionList:
+    """The options an ``Options:`` sentence of the prose lists, and the subcommand they are of."""
+
+    page: str
+    command: str
+    """The subcommand the innermost heading above it names (`` `auxcheck SUB` ``)."""
+    spans: tuple[str, ...]
+    """Its code spans that spell an option (``-j/--jobs N``), to its paragraph's end."""
+
+
+def option_lists() -> list[OptionList]:
+    """Returns every ``Options:`` list of the pages' prose, with the subcommand it is about."""
+    found = []
+    for page in PAGES:
+        headings: dict[int, str] = {}
+        for paragraph in joined_prose(page):
+            if match := HEADING.match(paragraph):
+                level = len(match[1])
+                headings = {k: v for k, v in headings.items() if k < level} | {level: match[2]}
+            elif listed := OPTIONS_LIST.search(paragraph):
+                named = [m[1] for heading in headings.values()
+                         if (m := re.search(r"`auxcheck ([a-z]+)", heading))]
+                assert named, f"{_relative(page)}: no heading above `Options:` names a command"
+                spans = tuple(s for s in CODE_SPAN.findall(listed[1]) if s.startswith("-"))
+                found.append(OptionList(_relative(page), named[-1], spans))
+    return found
+
+
+@pytest.mark.parametrize("listed", option_lists(),
+                         ids=[f"{o.page}:auxcheck {o.command}" for o in option_lists()])
+def test_every_option_a_command_lists_in_the_prose_exists(listed: OptionList) -> None:
+    """Each option of an "Options:" list, to its paragraph's end, is one its subcommand takes
+    (`-j/--jobs N`: both spellings)."""
+    assert listed.spans
+    problems = []
+    for span in listed.spans:
+        words = [part for word in shlex.split(span)
+                 for part in (word.split("/") if word.startswith("-") else [word])]
+        problems += command_problems(("auxcheck", listed.command, *words))
+    assert problems == []
+
+
+CODE_MENTION = re.compile(r"\bAUX(\d{1,3})((?:[-–/]\d{3})*)\b")
+"""A rule code (``AUX104``), a family (``AUX5``), a range (``AUX401-403``) or a list
+(``AUX110/111``)."""
+
+
+def code_problems(text: str) -> list[str]:
+    """Returns each rule code, family or range ``text`` mentions that the rule table lacks."""
+    problems = []
+    for match in CODE_MENTION.finditer(text):
+        first, rest = match[1], re.findall(r"\d{3}", match[2])
+        if len(first) < 3:
+            named = [] if any(code.startswith(f"AUX{first}") for code in RULES) else [first]
+        elif "-" in match[2] or "–" in match[2]:
+            named = [str(n) for n in range(int(first), int(rest[-1]) + 1)]
+        else:
+            named = [first, *rest]
+        problems += [f"{match[0]}: no rule AUX{n}" for n in named if f"AUX{n}" not in RULES]
+    return problems
+
+
+@pytest.mark.parametrize(("text", "problems"), [
+    ("AUX104, AUX5 and AUX401-403", []),
+    ("AUX101–106 and AUX110/111", []),
+    ("AUX107", ["AUX107: no rule AUX107"]),
+    ("AUX105-107", ["AUX105-107: no rule AUX107"]),
+    ("AUX110/116", ["AUX110/116: no rule AUX116"]),
+    ("AUX9", ["AUX9: no rule AUX9"]),
+], ids=["codes", "ranges", "unknown", "range-past-the-table", "list", "family"])
+def test_the_rule_code_check_reads_ranges_lists_and_families(text: str,
+                                                            problems: list[str]) -> None:
+    """A range covers every code between its ends; a family needs one code of its prefix."""
+    assert code_problems(text) == problems
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[_relative(p) for p in PAGES])
+def test_every_rule_code_the_prose_names_exists(page: Path) -> None:
+    """Every AUXnnn, family (AUX5) and range (AUX401-403, each code in it) is in the rule
+    table; no page names a code as planned or removed, so none is let through."""
+    assert code_problems(prose(page)) == []
 
 
 # ---------------------------------------------------------------------------------------------
@@ -807,3 +959,241 @@ def test_the_architecture_page_holds_the_layering_tests_table() -> None:
     assert table == {name: (capabilities[name], may_import[name]) for name in capabilities}
     max_lines = ast.literal_eval(_literal("MAX_LINES", tree))
     assert f"**No module over {max_lines} lines**" in page
+
+
+NUMBER_WORDS = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
+                "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen")
+
+
+def test_the_planted_bugs_counted_are_those_the_broken_example_plants() -> None:
+    """README's "N planted bugs under M rule codes" and development.md's list of codes are
+    PLANTED_BUGS and PLANTED_OBSERVER_BUGS of examples/broken_plugin, which the demo checks."""
+    outputs = EXAMPLES / "broken_plugin" / "broken_plugin" / "outputs.py"
+    tree = ast.parse(outputs.read_text(encoding="utf-8"))
+    planted = {**ast.literal_eval(_literal("PLANTED_BUGS", tree)),
+               **ast.literal_eval(_literal("PLANTED_OBSERVER_BUGS", tree))}
+    codes = Counter(planted.values())
+    readme = " ".join(page_text("README.md").split())
+    assert (f"{NUMBER_WORDS[len(planted)]} planted bugs under {NUMBER_WORDS[len(codes)]} rule "
+            "codes") in readme
+    development = " ".join(page_text("docs/development.md").split())
+    [listed] = re.findall(rf"{NUMBER_WORDS[len(planted)]} classes, each with one planted bug: "
+                          r"(.+?)\), and checks", development)
+    shown = Counter({m[1]: 2 if m[2] else 1 for m in re.finditer(r"(AUX\d{3})( twice)?", listed)})
+    assert shown == codes
+
+
+def imported_modules(source: Path) -> set[str]:
+    """Returns every module a Python file imports, inside functions too."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(source.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found.add(node.module)
+    return found
+
+
+def test_the_readme_capability_table_names_where_each_command_lives() -> None:
+    """A row's module for `auxcheck SUB` is `auxcheck.cli` or a public module the
+    subcommand's own module imports (its work is done there)."""
+    rows = re.findall(r"^\| [^|]+ \| `auxcheck ([a-z]+)[^`]*` \| ([^|]+) \|",
+                      page_text("README.md"), flags=re.MULTILINE)
+    assert {command for command, _ in rows} == set(SUBCOMMANDS)
+    wrong = []
+    for command, modules in rows:
+        public = {name for name in imported_modules(PACKAGE / "cli" / f"{command}.py")
+                  if not re.search(r"(^|\.)_", name)}
+        for module in re.findall(r"`([\w.]+)`", modules):
+            if module != "auxcheck.cli" and not any(
+                    name == module or name.startswith(f"{module}.") for name in public):
+                wrong.append(f"auxcheck {command}: {module} is not where it lives")
+    assert wrong == []
+
+
+def test_the_pytest_page_says_what_the_fallback_runs_of_each_profile() -> None:
+    """The header's `1/N of the examples` is explained with N and each built-in profile's
+    share of examples, as the suite computes them."""
+    from auxcheck._suite.session import FALLBACK_FRACTION, share_of_examples
+    from auxcheck.strategies import PROFILES, settings_for
+
+    page = " ".join(page_text("docs/pytest-plugin.md").split())
+    assert f"`impl=reference (auto, 1/{FALLBACK_FRACTION} of the examples)`" in page
+    for name in PROFILES:
+        chosen = settings_for(name)
+        share = share_of_examples(chosen, FALLBACK_FRACTION)
+        assert f"{share} of `{name}`'s {chosen.max_examples}" in page
+
+
+def test_a_src_layout_runs_under_pytest_auxcheck_only_with_pythonpath(
+        pytester: pytest.Pytester) -> None:
+    """As pytest-plugin.md says: the README's conftest cannot import a package under src/
+    until pytest's ini sets `pythonpath = src`; then the suite is collected."""
+    page = " ".join(page_text("docs/pytest-plugin.md").split())
+    assert "`pythonpath = src` under `[pytest]` in `pytest.ini`" in page
+    (pytester.mkdir("src") / "my_plugin").mkdir()
+    (pytester.path / "src" / "my_plugin" / "__init__.py").write_text(MY_PLUGIN)
+    pytester.makeconftest(conftest_of("README.md").text)
+    args = ("--auxcheck", "--collect-only", "-q", "-p", "no:randomly", "-p", "no:cacheprovider")
+    pytester.makeini("[pytest]\n")
+    without = pytester.runpytest_inprocess(*args)
+    shown = without.stdout.str() + without.stderr.str()
+    assert without.ret != 0
+    for quoted in ("ImportError while loading conftest", "No module named 'my_plugin'"):
+        assert f"`{quoted}`" in page and quoted in shown
+    pytester.makeini("[pytest]\npythonpath = src\n")
+    with_path = pytester.runpytest_inprocess(*args)
+    assert with_path.ret == 0, with_path.stdout.str()
+    with_path.stdout.fnmatch_lines(["auxcheck::*AUX104-single-copy*"])
+
+
+PYRIGHT_SILENCER = "# pyright: reportMissingModuleSource=false"
+
+
+@pytest.mark.slow
+def test_pyright_warns_about_stubs_without_sglang_and_is_silenced_as_the_stubs_page_says(
+        tmp_path: Path) -> None:
+    """Without SGLang, pyright warns once per import of a stubbed module, in the words the page
+    quotes, and exits 0; the page's file comment and setting silence it."""
+    page = " ".join(page_text("docs/stubs.md").split())
+    assert f"`{PYRIGHT_SILENCER}`" in page and "`reportMissingModuleSource = false`" in page
+    imports = ("from sglang.srt.managers.auxiliary_output import CommittedTokens\n"
+               "from sglang.srt.managers.schedule_batch import ScheduleBatch\n")
+    plain, quiet = tmp_path / "plain.py", tmp_path / "quiet.py"
+    plain.write_text(imports)
+    quiet.write_text(f"{PYRIGHT_SILENCER}\n{imports}")
+    default = run_pyright([plain, quiet], root=tmp_path / "default",
+                          settings={"reportMissingModuleSource": "warning"})
+    warned = default.in_file(plain)
+    assert [(w.line, w.severity, w.rule) for w in warned] == [
+        (1, "warning", "reportMissingModuleSource"), (2, "warning", "reportMissingModuleSource")]
+    assert f"`warning: {warned[0].message} ({warned[0].rule})`" in page
+    assert (default.status, default.in_file(quiet)) == (0, [])
+    off = run_pyright([plain], root=tmp_path / "off",
+                      settings={"reportMissingModuleSource": False})
+    assert off.diagnostics == ()
+
+
+@pytest.mark.slow
+def test_the_moves_summary_benchmarks_shows_is_what_auxcheck_moves_prints(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """benchmarks.md's `auxcheck moves --from 0.5.19 --to 0.5.23` line is the command's last
+    line on stderr today, read from the real wheels."""
+    [shown] = [b for b in blocks_of("text") if b.page == "docs/benchmarks.md"
+               and b.text.startswith("auxcheck moves:")]
+    assert auxcheck_main(["moves", "--from", "0.5.19", "--to", "0.5.23", "-q",
+                          "--cache", str(REAL_CACHE)]) == 0
+    assert capsys.readouterr().err.splitlines()[-1] + "\n" == shown.text
+
+
+# ---------------------------------------------------------------------------------------------
+# Measured figures: each labelled with when and where it was measured
+
+
+FIGURE_PAGES = ("README.md", "docs/benchmarks.md", "docs/development.md")
+"""The pages whose times, ratios and sizes are measurements."""
+FIGURE = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?(?:\s?(?:µs|ms|s|KB|MB|GB|MiB|GiB)|x)(?!\w)")
+"""A time (``0.14 s``, ``57.6 ms``, ``1.24 µs``), a ratio (``1.97x``) or a size (``1.9 GB``)."""
+LIMIT_BEFORE = re.compile(r"\b(?:under|over|at most|at least|within|passes|past)\s$")
+LIMIT_AFTER = re.compile(r"^\s+target\b")
+MEASURED = re.compile(r"measured on (\d{4}-\d{2}-\d{2}) at ([0-9a-f]{7,40})\b", re.IGNORECASE)
+"""The label: ``measured on DATE at COMMIT``, COMMIT the one that recorded the figures."""
+
+
+@dataclass(frozen=True)
+class Unit:
+    """A paragraph, a list item or a table with the paragraph above it (its caption)."""
+
+    page: str
+    line: int
+    """Its first line (1-based)."""
+    lines: tuple[str, ...]
+
+    @property
+    def text(self) -> str:
+        """Returns its lines joined into one."""
+        return " ".join(self.lines)
+
+
+def figure_units(page: Path) -> list[Unit]:
+    """Returns the paragraphs, list items and captioned tables of a page's prose."""
+    units: list[Unit] = []
+    lines: list[str] = []
+    start = 0
+    for number, line in enumerate([*prose(page).splitlines(), ""], 1):
+        item = re.match(r"\s*(?:[-*]|\d+\.) ", line) is not None
+        table = line.startswith("|") and bool(lines) and not lines[-1].startswith("|")
+        if lines and (not line.strip() or item or table or HEADING.match(line)):
+            units.append(Unit(_relative(page), start, tuple(lines)))
+            lines = []
+        if line.strip():
+            start = start if lines else number
+            lines.append(line.strip())
+    joined: list[Unit] = []
+    for unit in units:
+        if unit.lines[0].startswith("|") and joined and not HEADING.match(joined[-1].lines[0]):
+            joined[-1] = Unit(unit.page, joined[-1].line, joined[-1].lines + unit.lines)
+        else:
+            joined.append(unit)
+    return joined
+
+
+def measured_figures(unit: Unit) -> list[str]:
+    """Returns the figures of ``unit`` that are measurements: not a limit ("under 5 ms", "at
+    most 2x") nor a target ("the 2x target"), nor quoted in a code span; a table's bare
+    number cells count too."""
+    text = CODE_SPAN.sub("`...`", unit.text)
+    found = [m[0] for m in FIGURE.finditer(text) if not LIMIT_BEFORE.search(text[:m.start()])
+             and not LIMIT_AFTER.match(text[m.end():])]
+    cells = [c.strip() for line in unit.lines if line.startswith("|") for c in line.split("|")]
+    return found + [c for c in cells if re.fullmatch(r"[+\d][\d.,/ +]*", c)]
+
+
+@cache
+def commit_date(commit: str) -> str | None:
+    """Returns the date (YYYY-MM-DD) of ``commit``; "" when the checkout's history lacks it;
+    None when git cannot say (no git, no history, a shallow clone)."""
+    try:
+        shallow = subprocess.run(["git", "rev-parse", "--is-shallow-repository"], cwd=REPO,
+                                 capture_output=True, text=True, check=False)
+        done = subprocess.run(["git", "log", "-1", "--format=%ad", "--date=short", commit, "--"],
+                              cwd=REPO, capture_output=True, text=True, check=False)
+    except OSError:
+        return None
+    if shallow.stdout.strip() != "false":
+        return None
+    return done.stdout.strip() if done.returncode == 0 else ""
+
+
+@pytest.mark.parametrize(("text", "figures"), [
+    ("takes 1.52 s, against 0.14 s: 10.5x slower", ["1.52 s", "0.14 s", "10.5x"]),
+    ("target under 5 ms; at most 2x; within 2.5x; the 5x target", []),
+    ("about 1.9 GB, 57.6 ms and 1.24 µs", ["1.9 GB", "57.6 ms", "1.24 µs"]),
+    ("SGLang 0.5.23, torch==2.13.0, 8 static buffers, 3,510 files", []),
+    ("| ratio | 1.97x |\n| copy, bare | 0.9 |", ["1.97x", "0.9"]),
+    ("a figure such as `0.14 s` or `1.97x`", []),
+], ids=["times-and-ratio", "limits-and-targets", "sizes-and-units", "no-figure", "table",
+        "quoted"])
+def test_a_measured_figure_is_a_time_ratio_or_size_that_is_no_limit(text: str,
+                                                                    figures: list[str]) -> None:
+    """Versions, counts and limits are not measurements; a table's number cells are."""
+    assert measured_figures(Unit("page.md", 1, tuple(text.splitlines()))) == figures
+
+
+@pytest.mark.parametrize("name", FIGURE_PAGES)
+def test_every_measured_figure_says_when_and_at_which_commit(name: str) -> None:
+    """A paragraph, list item or table (with its caption) holding a measured time, ratio or
+    size carries `measured on DATE at COMMIT`: COMMIT in the history, of that DATE."""
+    problems = []
+    for unit in figure_units(REPO / name):
+        figures = measured_figures(unit)
+        labels = MEASURED.findall(unit.text)
+        if figures and not labels:
+            problems.append(f"{unit.page}:{unit.line}: {', '.join(figures[:3])} unlabelled")
+        for date, commit in labels:
+            known = commit_date(commit)
+            if known is not None and known != date:
+                problems.append(f"{unit.page}:{unit.line}: {commit} is "
+                                f"{'not a commit here' if not known else f'of {known}'}, "
+                                f"not of {date}")
+    assert problems == []
