@@ -166,7 +166,15 @@ _HOOKS = {"forward": ("after_forward",),
 
 def run_import_scan(options: AuxcheckOptions) -> None:
     """Raises ContractViolation listing every AUX501/AUX502/AUX504 finding under the scan paths."""
+    from auxcheck._core.config import project_sglang
+    from auxcheck.migrate.moves import find_pyproject, project_moves
     from auxcheck.migrate.scan import scan_paths
 
-    report = scan_paths([str(p) for p in options.paths]).without(options.ignore)
+    # The moves of the project the scan starts in, and the releases it supports, as
+    # `auxcheck migrate --check` reads them.
+    start = options.paths[0] if options.paths else "."
+    pyproject = find_pyproject(start)
+    releases = project_sglang(pyproject.parent) if pyproject is not None else []
+    report = scan_paths([str(p) for p in options.paths], moves=project_moves(start),
+                        releases=releases).without(options.ignore)
     report.raise_for_findings()

@@ -123,6 +123,11 @@ class CheckOptions:
     causes: tuple[StageFinding, ...] = ()
     """The imports stage's findings: a later stage's finding about the same old import is
     referred to them (set by :func:`run_stages`)."""
+    moves: Any = None
+    """The project's moves table (:func:`auxcheck.migrate.moves.project_moves`), built once
+    by :func:`run_stages` for every stage; None: built-in only."""
+    moves_error: str | None = None
+    """Why the project's own moves table could not be read (the imports stage reports it)."""
 
 
 CHECK_AUX504_HINT = ("make it valid Python for the Python version in use (readable, in the "
@@ -164,10 +169,13 @@ def run_imports(options: CheckOptions) -> StageResult:
     from auxcheck._core.python_files import iter_python_files
     from auxcheck.migrate.scan import scan_paths
 
+    if options.moves_error is not None:
+        return StageResult("imports", "error", summary=options.moves_error,
+                           output=options.moves_error)
     files = sum(1 for _ in iter_python_files([str(options.path)]))
     report = [_in_project(for_check(f), options.path)
-              for f in scan_paths([str(options.path)], every_file=True,
-                                  max_size=SCAN_MAX_FILE_SIZE)]
+              for f in scan_paths([str(options.path)], moves=options.moves, every_file=True,
+                                  max_size=SCAN_MAX_FILE_SIZE, releases=options.releases)]
     counts = {"files": files, "findings": len(report)}
     for code in ("AUX501", "AUX502", "AUX504"):
         counts[code] = sum(1 for f in report if f.code == code)
@@ -309,7 +317,8 @@ def run_mypy(options: CheckOptions) -> StageResult:
                            f"mypy {_ended(done, options.timeout)} ({run.label})",
                            done.output, data, findings=parsed.errors)
     counts["files"] = _mypy_files(done.output)
-    own, referred = Causes(options.causes).refer(parsed.errors, mypy_subjects)
+    own, referred = Causes(options.causes, table=options.moves).refer(parsed.errors,
+                                                                      mypy_subjects)
     unresolved = [f for f in own if (module := unresolved_module(f)) is not None
                   and not run.own_module(module)]
     own = [f for f in own if f not in unresolved]
@@ -673,7 +682,7 @@ def run_sglang(options: CheckOptions) -> StageResult:
     if not options.releases and not options.wheels and not options.sources:
         return StageResult("sglang", "skipped", summary="no --sglang, no [tool.auxcheck] sglang")
     scan = scan_project(options.path)
-    moves = _project_moves(options.path)
+    moves = options.moves
     results: list[ReleaseResult] = []
     versions = list(options.releases)
     try:
@@ -694,7 +703,8 @@ def run_sglang(options: CheckOptions) -> StageResult:
         except ReleaseError as exc:  # a damaged wheel: that release's row says so
             results.append(ReleaseResult(version, version, error=str(exc)))
     referred: list[StageFinding] = []
-    results = [refer_release(r, Causes(options.causes), options.path, referred)
+    results = [refer_release(r, Causes(options.causes, table=options.moves), options.path,
+                             referred)
                for r in results]
     failed = [r.version for r in results if r.failed]
     counts = {"releases": len(results), "failed": len(failed),
@@ -719,15 +729,17 @@ def run_sglang(options: CheckOptions) -> StageResult:
                        referred=tuple(referred))
 
 
-def _project_moves(path: Path) -> Any:
-    """Returns the moves table for fix hints: built-in plus the project's own (built-in if bad)."""
-    from auxcheck.errors import MovesTableError
-    from auxcheck.migrate.moves import builtin_moves, load_moves
+def project_table(path: Path) -> tuple[Any, str | None]:
+    """Returns the moves table of the project at ``path`` (built-in, plus its
+    ``[tool.auxcheck.migrate]``), and why the project's own could not be read (then the
+    built-in table stands in for the other stages)."""
+    from auxcheck.errors import InvalidArgument, MovesTableError
+    from auxcheck.migrate.moves import builtin_moves, project_moves
 
     try:
-        return load_moves(pyproject=path / "pyproject.toml")
-    except MovesTableError:
-        return builtin_moves()
+        return project_moves(path), None
+    except (MovesTableError, InvalidArgument) as exc:
+        return builtin_moves(), f"the project's moves table cannot be read: {exc}"
 
 
 _RUNNERS: dict[str, Callable[[CheckOptions], StageResult]] = {
@@ -749,6 +761,9 @@ def run_stages(options: CheckOptions, *, clock: Callable[[], float] = time.perf_
     """
     if options.links is None:  # one walk: every stage leaves the same links out
         options = replace(options, links=project_links(options.path))
+    if options.moves is None:  # one table: every stage knows the same moves
+        table, problem = project_table(options.path)
+        options = replace(options, moves=table, moves_error=problem)
     results = []
     for index, stage in enumerate(STAGES, start=1):
         if stage in options.skip:

@@ -28,7 +28,7 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, TextIO
 
-from auxcheck._core.paths import display_path, is_file, split_location
+from auxcheck._core.paths import display_path, split_location
 from auxcheck._core.progress import clear, reporting, task
 from auxcheck._core.python_files import WalkNote
 from auxcheck._core.text import plural
@@ -45,7 +45,7 @@ from auxcheck.cli._common import (
     say,
 )
 from auxcheck.errors import InvalidArgument, MovesTableError
-from auxcheck.migrate.moves import Move, MoveTable, load_moves
+from auxcheck.migrate.moves import Move, MoveTable
 from auxcheck.migrate.runner import (
     DEFAULT_MAX_FILE_SIZE,
     FileOutcome,
@@ -111,8 +111,9 @@ def _parser() -> CommandParser:
     parser.add_argument("--break-hardlinks", action="store_true",
                         help="rewrite a file that has other hard links anyway (they keep the "
                              "old text); by default such a file is left unchanged, with a note")
-    add_quiet(parser, help="no progress on stderr (the files bar; with --sglang, downloads "
-                           "and index building); findings, notes and errors still print")
+    add_quiet(parser, help="no progress on stderr (the files bar, the `Rewriting PATH` line "
+                           "of each file; with --sglang, downloads and index building); the "
+                           "summary line, findings, notes and errors still print")
     add_format(parser, ("text", "json", "github", "sarif"),
                help="how findings are printed (default: text; sarif: a SARIF 2.1.0 log for "
                     "code scanning)")
@@ -120,31 +121,33 @@ def _parser() -> CommandParser:
     return parser
 
 
-def _find_pyproject(start: str) -> Path | None:
-    """Returns the nearest ``pyproject.toml`` at or above ``start`` (a file or folder)."""
-    folder = Path(os.path.abspath(start))
-    for candidate in [folder, *folder.parents]:
-        if is_file(candidate / "pyproject.toml"):
-            return candidate / "pyproject.toml"
-    return None
-
-
 def _project_tables(args: argparse.Namespace) -> MoveTable:
     """Returns the moves of the projects the paths are in; raises MovesTableError or
     InvalidArgument for a malformed table, UsageError when two projects disagree."""
-    from auxcheck._core.config import auxcheck_table
+    from auxcheck.migrate.moves import find_pyproject, project_moves
 
     starts = [p for p in args.paths if p != "-"] or ["."]
     tables: dict[Path | None, MoveTable] = {}
-    for pyproject in dict.fromkeys(map(_find_pyproject, starts)):
-        if pyproject is not None:  # `tool = 5` is a usage error, not a crash of load_moves
-            auxcheck_table(pyproject, "migrate")
-        tables[pyproject] = load_moves(moves_file=args.moves, pyproject=pyproject)
+    for start in starts:
+        pyproject = find_pyproject(start)
+        if pyproject not in tables:
+            tables[pyproject] = project_moves(start, moves_file=args.moves)
     if len(set(tables.values())) > 1:
         shown = ", ".join(display_path(str(p or "(none)")) for p in tables)
         raise UsageError(f"the paths belong to projects whose moves differ ({shown}); run "
                          "auxcheck migrate once per project")
     return next(iter(tables.values()))
+
+
+def _project_releases(args: argparse.Namespace) -> tuple[str, ...]:
+    """Returns ``[tool.auxcheck] sglang`` of the project the first path is in: the releases
+    it supports (an AUX501 of a move one of them predates points at ``--compat``)."""
+    from auxcheck._core.config import project_sglang
+    from auxcheck.migrate.moves import find_pyproject
+
+    start = next((p for p in args.paths if p != "-"), ".")
+    pyproject = find_pyproject(start)
+    return tuple(project_sglang(pyproject.parent)) if pyproject is not None else ()
 
 
 def _new_moves(inferred: Sequence[Move], table: MoveTable) -> tuple[list[Move], int]:
@@ -254,8 +257,10 @@ _PROGRESS: dict[Mode, str] = {"write": "migrating", "check": "checking", "diff":
 """What a run's progress line calls its files' work."""
 
 
-def _announcer(mode: Mode, out: TextIO) -> Callable[[FileOutcome], None]:
-    """Returns a callback printing each file's news as soon as it is done."""
+def _announcer(mode: Mode, out: TextIO, *,
+               quiet: bool = False) -> Callable[[FileOutcome], None]:
+    """Returns a callback printing each file's news as soon as it is done; ``quiet`` (-q)
+    leaves out the ``Rewriting PATH`` line of a file rewritten without a note."""
     def announce(outcome: FileOutcome) -> None:
         clear()  # the files line drawn in place on a terminal, if any
         path = display_path(outcome.path)
@@ -265,6 +270,8 @@ def _announcer(mode: Mode, out: TextIO) -> Callable[[FileOutcome], None]:
         elif outcome.status == "skipped" and outcome.reason.startswith("skipped: "):
             print(f"{path}: note: {outcome.reason}", file=sys.stderr)
         elif outcome.status == "changed" and mode == "write" and outcome.path != "-":
+            if quiet and not outcome.reason:
+                return
             note = f" ({outcome.reason})" if outcome.reason else ""
             print(f"Rewriting {path}{note}", file=sys.stderr, flush=True)
         elif outcome.diff:
@@ -352,9 +359,9 @@ def _escaping_output() -> None:
 
 
 def _run_stdin(moves: MoveTable, mode: Mode, compat: bool, fmt: str,
-               max_size: int | None) -> int:
+               max_size: int | None, releases: Sequence[str] = ()) -> int:
     outcome: FileOutcome = migrate_stdin(sys.stdin.buffer.read(), moves=moves, mode=mode,
-                                         compat=compat, max_size=max_size)
+                                         compat=compat, max_size=max_size, releases=releases)
     summary = RunSummary(1, [outcome])
     _announcer(mode, sys.stdout)(outcome)
     if mode == "write" and outcome.data is not None:
@@ -403,13 +410,16 @@ def _run(args: argparse.Namespace) -> int:
         moves = _load_table(args)
     if isinstance(moves, str):
         raise UsageError(moves)
+    releases = _project_releases(args)
     if args.paths == ["-"]:
-        return _run_stdin(moves, mode, args.compat, args.format, args.max_file_size)
+        return _run_stdin(moves, mode, args.compat, args.format, args.max_file_size, releases)
     with reporting(PROG, enabled=not args.quiet), task(_PROGRESS[mode], unit="files") as job:
         summary = run(args.paths, moves=moves, mode=mode, compat=args.compat, jobs=args.jobs,
+                      releases=releases,
                       exclude=args.exclude,
                       progress=lambda done, total: job.update(done, total=total),
-                      on_outcome=_announcer(mode, sys.stdout), max_size=args.max_file_size,
+                      on_outcome=_announcer(mode, sys.stdout, quiet=args.quiet),
+                      max_size=args.max_file_size,
                       break_links=args.break_hardlinks)
     return _report(summary, mode, args.format, sys.stdout)
 

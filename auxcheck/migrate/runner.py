@@ -152,8 +152,9 @@ def _diff(path: str, before: str, after: str) -> str:
 
 
 def process_source(source: SourceFile, *, moves: MoveTable, mode: Mode, compat: bool = False,
-                   module: str | None = None) -> FileOutcome:
-    """Returns the outcome of migrating (or, in check mode, scanning) one decoded file.
+                   module: str | None = None, releases: Sequence[str] = ()) -> FileOutcome:
+    """Returns the outcome of migrating (or, in check mode, scanning) one decoded file;
+    ``releases``: the SGLang releases the project supports (for AUX501's fix).
 
     A file Python itself cannot parse (at its usual limits) fails with AUX504; the
     others are scanned or rewritten on a thread with a deep stack (:func:`deep_call`), so
@@ -165,7 +166,7 @@ def process_source(source: SourceFile, *, moves: MoveTable, mode: Mode, compat: 
 
         try:  # parses once at Python's limits, then walks the tree on a deep stack
             found = scan_source(source.text, moves=moves, module=module, path=path,
-                                is_package=path.endswith("__init__.py"))
+                                is_package=path.endswith("__init__.py"), releases=releases)
         except PARSE_ERRORS as exc:
             return _unparsable(source, exc)
         return FileOutcome(path, "changed" if found else "unchanged", tuple(found))
@@ -173,7 +174,7 @@ def process_source(source: SourceFile, *, moves: MoveTable, mode: Mode, compat: 
     if error is not None:
         return _unparsable(source, error)
     return deep_call(lambda: _migrate(source, moves=moves, mode=mode, compat=compat,
-                                      module=module))
+                                      module=module, releases=releases))
 
 
 def _unparsable(source: SourceFile, exc: BaseException) -> FileOutcome:
@@ -191,7 +192,7 @@ def _parse_error(source: SourceFile) -> BaseException | None:
 
 
 def _migrate(source: SourceFile, *, moves: MoveTable, mode: Mode, compat: bool,
-             module: str | None) -> FileOutcome:
+             module: str | None, releases: Sequence[str] = ()) -> FileOutcome:
     path, is_package = source.path, source.path.endswith("__init__.py")
     from auxcheck.migrate.style import StyleConfigError, find_style
     from auxcheck.migrate.transform import migrate_source  # libcst only when work is likely
@@ -207,7 +208,8 @@ def _migrate(source: SourceFile, *, moves: MoveTable, mode: Mode, compat: bool,
         error = _parse_error(source)
         return _unparsable(source, error) if error is not None else FileOutcome(
             path, "failed", reason=f"too deeply nested to rewrite: {exc}")
-    found = tuple(u.finding(path) for u in result.analysis.uses) if result.analysis else ()
+    found = (tuple(u.finding(path, moves, releases) for u in result.analysis.uses)
+             if result.analysis else ())
     if result.status == "failed":
         # The transform says why in words; parsing again, only here, gives the parser's
         # own error and place for AUX504, and tells a file that does not parse from one
@@ -240,7 +242,8 @@ def _reason(exc: BaseException) -> str:
 
 def migrate_file(path: str, *, moves: MoveTable, mode: Mode, compat: bool = False,
                  max_size: int | None = DEFAULT_MAX_FILE_SIZE,
-                 break_links: bool = False, prefiltered: bool = False) -> FileOutcome:
+                 break_links: bool = False, prefiltered: bool = False,
+                 releases: Sequence[str] = ()) -> FileOutcome:
     """Returns the outcome for the file at ``path``, rewriting it atomically in write mode.
 
     ``prefiltered``: the caller has already found that the file's bytes can hold a use
@@ -263,7 +266,8 @@ def migrate_file(path: str, *, moves: MoveTable, mode: Mode, compat: bool = Fals
     if not prefiltered and not moves.could_use(source.data):
         return FileOutcome(path, "unchanged")
     module = module_name_of(path, anchors=moves.packages)
-    outcome = process_source(source, moves=moves, mode=mode, compat=compat, module=module)
+    outcome = process_source(source, moves=moves, mode=mode, compat=compat, module=module,
+                             releases=releases)
     note = outcome.reason
     if mode == "write" and outcome.status == "changed" and outcome.data is not None:
         try:
@@ -299,7 +303,8 @@ def too_large(size: int, limit: int) -> str:
 
 
 def migrate_stdin(data: bytes, *, moves: MoveTable, mode: Mode, compat: bool = False,
-                  max_size: int | None = DEFAULT_MAX_FILE_SIZE) -> FileOutcome:
+                  max_size: int | None = DEFAULT_MAX_FILE_SIZE,
+                  releases: Sequence[str] = ()) -> FileOutcome:
     """Returns the outcome for source bytes read from stdin (``data`` holds the output: the
     input itself when it is not rewritten, over ``max_size`` bytes included)."""
     if max_size is not None and len(data) > max_size:
@@ -311,7 +316,7 @@ def migrate_stdin(data: bytes, *, moves: MoveTable, mode: Mode, compat: bool = F
     except UndecodableFile as exc:
         return FileOutcome("-", "failed", (broken_file_finding("-", exc),), exc.reason,
                            data=data)
-    outcome = process_source(source, moves=moves, mode=mode, compat=compat)
+    outcome = process_source(source, moves=moves, mode=mode, compat=compat, releases=releases)
     return outcome if outcome.data is not None else FileOutcome(
         "-", outcome.status, outcome.findings, outcome.reason, outcome.diff, data)
 
@@ -356,16 +361,17 @@ class _Worker:
     """A picklable job for the process pool: migrates a batch of files, one by one."""
 
     def __init__(self, moves: MoveTable, mode: Mode, compat: bool, max_size: int | None,
-                 break_links: bool) -> None:
+                 break_links: bool, releases: Sequence[str] = ()) -> None:
         self.moves, self.mode, self.compat = moves, mode, compat
         self.max_size, self.break_links = max_size, break_links
+        self.releases = tuple(releases)
 
     def one(self, path: str) -> FileOutcome:
         """Returns the outcome for one file; a bug of auxcheck fails that file, not the run."""
         try:
             return migrate_file(path, moves=self.moves, mode=self.mode, compat=self.compat,
                                 max_size=self.max_size, break_links=self.break_links,
-                                prefiltered=True)
+                                prefiltered=True, releases=self.releases)
         except Exception as exc:  # noqa: BLE001 - one file's failure is reported, not raised
             return FileOutcome(path, "failed", reason=(
                 f"auxcheck failed on this file ({type(exc).__name__}: {exc}); please report "
@@ -480,8 +486,11 @@ def run(roots: Sequence[str], *, moves: MoveTable, mode: Mode, compat: bool = Fa
         jobs: int | None = None, exclude: Sequence[str] = (),
         progress: Callable[[int, int], None] | None = None,
         on_outcome: Callable[[FileOutcome], None] | None = None,
-        max_size: int | None = DEFAULT_MAX_FILE_SIZE, break_links: bool = False) -> RunSummary:
-    """Returns the summary of migrating (or checking) every Python file under ``roots``.
+        max_size: int | None = DEFAULT_MAX_FILE_SIZE, break_links: bool = False,
+        releases: Sequence[str] = ()) -> RunSummary:
+    """Returns the summary of migrating (or checking) every Python file under ``roots``;
+    ``releases``: the SGLang releases the project supports (an AUX501 of a move one of
+    them predates points at ``--compat``).
 
     Files are prefiltered by bytes in this process; candidates go to ``jobs``
     worker processes (default: the CPU count) when there are enough of them, no more
@@ -495,7 +504,7 @@ def run(roots: Sequence[str], *, moves: MoveTable, mode: Mode, compat: bool = Fa
     """
     summary = RunSummary()
     report = _Reporter(summary, progress, on_outcome)
-    worker = _Worker(moves, mode, compat, max_size, break_links)
+    worker = _Worker(moves, mode, compat, max_size, break_links, releases)
     candidates: list[_Candidate] = []
     try:
         files = iter_python_files(roots, exclude=exclude, note=_note_sink(summary, report))

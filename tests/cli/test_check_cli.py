@@ -784,3 +784,40 @@ def test_a_misspelt_fixture_still_runs_the_suite_and_is_an_error(
     contract = stages(document)["contract"]
     assert (status, contract["result"]) == (1, "error")
     assert "closest fixture names seen: auxcheck_device_outputs" in str(contract["output"])
+
+
+# ---------------------------------------------------- one moves table for every command
+
+OWN_MOVES = ("[project]\nname = 'p'\n\n[tool.auxcheck.migrate]\n"
+             "move = [{ old = \"mylib.legacy\", new = \"mylib.core\", names = [\"Thing\"], "
+             "since = \"2.0\" }]\n")
+
+
+def test_the_projects_own_moves_table_is_honoured_by_checks_imports_stage_as_by_migrate(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A move of the project's `[tool.auxcheck.migrate]` makes an old import AUX501 in
+    `check`'s imports stage exactly as in `migrate --check` (one table, built in one place)."""
+    from auxcheck.cli import main as auxcheck_main
+
+    project = write_project(tmp_path / "p", {"pyproject.toml": OWN_MOVES,
+                                             "plug/__init__.py": "from mylib.legacy import Thing\n"})
+    status, document = run_json(capsys, str(project), "--skip", "mypy", "--skip", "contract")
+    imports = stages(document)["imports"]
+    assert (status, imports["result"]) == (1, "fail")
+    assert [(f["code"], f["path"], f["line"]) for f in imports["findings"]] == [  # type: ignore[attr-defined]
+        ("AUX501", "plug/__init__.py", 1)]
+    assert auxcheck_main(["migrate", "--check", "-q", str(project)]) == 1
+    capsys.readouterr()
+
+
+def test_a_malformed_moves_table_is_an_error_of_the_imports_stage_naming_the_file(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A `[tool.auxcheck.migrate]` check cannot read is an error naming the file, never
+    a silent fall back to the built-in table."""
+    project = write_project(tmp_path / "p", {
+        "pyproject.toml": "[tool.auxcheck.migrate]\nmove = 3\n", "plug/__init__.py": ""})
+    status, document = run_json(capsys, str(project), "--skip", "mypy", "--skip", "contract")
+    imports = stages(document)["imports"]
+    assert (status, imports["result"]) == (1, "error")
+    assert str(imports["summary"]).startswith("the project's moves table cannot be read: ")
+    assert "pyproject.toml" in str(imports["summary"])

@@ -42,6 +42,34 @@ def test_rewrite_prints_each_file_and_a_summary_and_exits_0(
     assert (project / "plugin" / "obs.py").read_text() == f"from {NEW} import CommittedTokens\n"
 
 
+def test_quiet_rewrite_prints_only_the_summary(
+        project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """-q leaves out the `Rewriting path` line, as its help says; the summary stays."""
+    assert main(["-q", "plugin"]) == 0
+    assert capsys.readouterr().err == "auxcheck migrate: 1 file rewritten (2 files scanned)\n"
+    assert (project / "plugin" / "obs.py").read_text() == f"from {NEW} import CommittedTokens\n"
+
+
+@pytest.mark.parametrize(("supported", "compat"), [
+    pytest.param('["0.5.19", "0.5.23"]', True, id="a-release-before-the-move"),
+    pytest.param('["0.5.20", "0.5.23"]', False, id="every-release-after-the-move"),
+    pytest.param(None, False, id="no-releases-named"),
+])
+def test_aux501_points_at_compat_when_the_project_supports_a_release_before_the_move(
+        project: Path, capsys: pytest.CaptureFixture[str], supported: str | None,
+        compat: bool) -> None:
+    """A plain migrate would break a release before the move: with one among the project's
+    `[tool.auxcheck] sglang` releases, AUX501's fix names `--compat` and that release."""
+    if supported is not None:
+        (project / "pyproject.toml").write_text(
+            f'[project]\nname = "plugin"\n\n[tool.auxcheck]\nsglang = {supported}\n')
+    assert main(["--check", "plugin"]) == 1
+    out = capsys.readouterr().out
+    assert ("fix: run `auxcheck migrate --compat PATH`: the releases you support include "
+            "sglang 0.5.19, from before the move (sglang 0.5.20)" in out) == compat
+    assert ("fix: run `auxcheck migrate PATH`" in out) == (not compat)
+
+
 def test_check_reports_aux501_with_location_and_exits_1(
         project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """--check writes nothing, prints one AUX501 line per use, and exits 1."""

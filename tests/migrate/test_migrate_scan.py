@@ -29,6 +29,21 @@ FOUND = {
 }
 
 
+@pytest.mark.parametrize("source", [
+    pytest.param(f"from {OLD} import *\n", id="star-import"),
+    pytest.param(f'import importlib\nm = importlib.import_module("{OLD}")\n', id="dynamic-import"),
+])
+def test_aux502_names_what_moved_and_where_without_repeating_its_fix(source: str) -> None:
+    """A use that needs a human says which names moved and to which module (as `auxcheck
+    moves` would), so the message is more than its rule's fix said twice."""
+    [finding] = scan_source(source, path="p.py")
+    assert finding.expected == ("the names that moved imported from their new home "
+                                "(CommittedTokens, DeviceAuxiliaryOutput and "
+                                f"HostAuxiliaryOutput from {NEW})"
+                                + (" and the star import dropped" if "*" in source else ""))
+    assert finding.hint not in finding.message
+
+
 @pytest.mark.parametrize(("source", "expected"), FOUND.values(), ids=FOUND.keys())
 def test_each_remaining_use_is_one_located_finding(source: str,
                                                   expected: list[tuple[str, str]]) -> None:

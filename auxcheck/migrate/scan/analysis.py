@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -16,6 +16,7 @@ __all__ = [
     "Use",
     "is_defining_module",
     "is_new_then_old_fallback",
+    "moved_from",
     "moved_names",
     "package_of",
     "resolve_relative",
@@ -30,13 +31,29 @@ class Use(NamedTuple):
     col: int
     seen: str
     expected: str
+    old: str = ""
+    """The old module of an AUX501 import or use (its move's release decides the fix)."""
 
-    def finding(self, path: str) -> Finding:
-        """Returns this use as a Finding located at ``path:line:col``."""
+    def finding(self, path: str, moves: MoveTable | None = None,
+                releases: Sequence[str] = ()) -> Finding:
+        """Returns this use as a Finding located at ``path:line:col``; an AUX501 of a move
+        that came after one of ``releases`` (the project's) gets ``--compat``'s fix."""
+        from dataclasses import replace
+
         from auxcheck.report import Finding
 
-        return Finding.of(self.code, self.seen, self.expected, location=f"{path}:{self.line}:"
-                          f"{self.col}")
+        found = Finding.of(self.code, self.seen, self.expected,
+                           location=f"{path}:{self.line}:{self.col}")
+        if self.code != "AUX501" or not self.old or moves is None:
+            return found
+        older = moves.predating(self.old, releases)
+        if older is None:
+            return found
+        release, since = older
+        return replace(found, hint=(
+            f"run `auxcheck migrate --compat PATH`: the releases you support include sglang "
+            f"{release}, from before the move (sglang {since}), which a plain `auxcheck "
+            "migrate` would break"))
 
 
 class Analysis:
@@ -133,6 +150,19 @@ def is_defining_module(module: str | None, moves: MoveTable) -> bool:
 def moved_names(moves: MoveTable) -> dict[str, dict[str, str]]:
     """Returns {old module: {moved name: new module}}, built once per table (do not modify)."""
     return {old: moves.names_from(old) for old in moves.old_modules}
+
+
+def moved_from(moves: MoveTable, old: str) -> str:
+    """Returns what moved out of module ``old`` and where, for a finding that needs a human:
+    ``CommittedTokens and HostAuxiliaryOutput from sglang.srt.managers.auxiliary_output``."""
+    by_new: dict[str, list[str]] = {}
+    for name, new in sorted(moved_names(moves).get(old, {}).items()):
+        by_new.setdefault(new, []).append(name)
+    return "; ".join(f"{_listed(names)} from {new}" for new, names in by_new.items())
+
+
+def _listed(names: Sequence[str]) -> str:
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
 def is_new_then_old_fallback(catches_import_error: bool, imported: Iterable[str],

@@ -106,7 +106,7 @@ def _attribute_uses(scanner: Scanner) -> None:
         moved_values.add(id(node.value))
         _moved_use(result, owner, node.attr, scopes)
         scanner.flag("AUX501", node, f"{owner}.{node.attr} used from {old}",
-                     f"use {new}.{node.attr}, where it moved")
+                     f"use {new}.{node.attr}, where it moved", old=old)
     for index, name in enumerate(scanner.names):
         if name.id in result.aliases and id(name) not in moved_values:
             _other_use(result, name.id, scanner.scopes_of(scanner.marks_names, index))
@@ -292,7 +292,8 @@ def _star_uses(scanner: Scanner) -> None:
         for moved, new in sorted(moved_names(scanner.moves)[old].items()):
             if moved in result.used_names and (new, moved) not in result.new_bound:
                 scanner.flag("AUX501", _first_star(scanner, old), f"{moved} used through "
-                             f"`from {old} import *`", f"import it explicitly from {new}")
+                             f"`from {old} import *`", f"import it explicitly from {new}",
+                             old=old)
 
 
 def _first_star(scanner: Scanner, old: str) -> ast.AST:

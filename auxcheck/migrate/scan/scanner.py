@@ -14,6 +14,7 @@ from auxcheck.migrate.scan.analysis import (
     Analysis,
     Use,
     is_new_then_old_fallback,
+    moved_from,
     moved_names,
     resolve_relative,
 )
@@ -157,9 +158,9 @@ class Scanner(ast.NodeVisitor):
                  self._lines[last][:node.end_col_offset]]
         return b"".join(parts).decode()
 
-    def flag(self, code: str, node: ast.AST, seen: str, expected: str) -> None:
+    def flag(self, code: str, node: ast.AST, seen: str, expected: str, *, old: str = "") -> None:
         line, col = getattr(node, "lineno", 1), getattr(node, "col_offset", 0) + 1
-        self.result.uses.append(Use(code, line, col, seen, expected))
+        self.result.uses.append(Use(code, line, col, seen, expected, old))
         if self.depth or not isinstance(node, ast.stmt):
             self.result.deep = True
 
@@ -218,14 +219,14 @@ class Scanner(ast.NodeVisitor):
             return
         if alias.name == "*":
             self.result.star_modules.add(module)
-            self.flag("AUX502", node, f"star import from {module}",
-                      "import the moved names explicitly from their new module and drop "
-                      "the star import")
+            self.flag("AUX502", node, f"star import from {module}, which the moved names "
+                      "left", f"the names that moved imported from their new home "
+                      f"({moved_from(self.moves, module)}) and the star import dropped")
             return
         new = moved_names(self.moves).get(module, {}).get(alias.name)
         if new is not None:
             self.flag("AUX501", node, f"{alias.name} imported from {module}",
-                      f"import it from {new}, where it moved")
+                      f"import it from {new}, where it moved", old=module)
 
     def _alias(self, bound: str, old: str, *, explicit: bool) -> None:
         self.result.aliases[bound] = old
@@ -531,8 +532,9 @@ class Scanner(ast.NodeVisitor):
             module = first.value if isinstance(first, ast.Constant) else (
                 self.module_constants.get(first.id) if isinstance(first, ast.Name) else None)
             if module in self.moves.old_modules:
-                self.flag("AUX502", node, f"dynamic import of {module}",
-                          "import the moved names from their new module by hand")
+                self.flag("AUX502", node, f"dynamic import of {module}, which the moved "
+                          "names left", "the names that moved imported from their new home "
+                          f"({moved_from(self.moves, str(module))})")
         self.generic_visit(node)
 
 
