@@ -8,9 +8,11 @@ STAMP := $(VENV)/.auxcheck-installed
 TORCH_PIN := torch==2.13.0
 
 # Real SGLang releases the tests read (never installed): their wheels are fetched once
-# into an ignored folder and kept across `make clean`.
+# into an ignored folder and kept across `make clean`; where AUXCHECK_CACHE_DIR is set,
+# into that cache instead, as every auxcheck command does (`make clean-cache` leaves it).
 SGLANG_RELEASES := 0.5.19 0.5.20 0.5.23
-WHEEL_CACHE := .cache/sglang
+LOCAL_WHEEL_CACHE := .cache/sglang
+WHEEL_CACHE := $(abspath $(or $(AUXCHECK_CACHE_DIR),$(LOCAL_WHEEL_CACHE)))
 FETCH_WHEEL := import sys; from pathlib import Path; from auxcheck.releases import fetch_wheel; \
 	fetch_wheel(sys.argv[1], cache=Path(sys.argv[2]))
 
@@ -71,7 +73,7 @@ $(SARIF_CACHE)/package/Sarif.Multitool:
 # other has a queue), with bytecode cached even where the environment sets
 # PYTHONDONTWRITEBYTECODE: otherwise each process the suite starts compiles auxcheck anew.
 # PYTEST_ARGS: more pytest options (test-busy passes --suite-shuffle=SEED).
-PYTEST := AUXCHECK_CACHE_DIR=$(CURDIR)/$(WHEEL_CACHE) AUXCHECK_SGLANG_CPU=$(CURDIR)/$(SGLANG_CPU) \
+PYTEST := AUXCHECK_CACHE_DIR=$(WHEEL_CACHE) AUXCHECK_SGLANG_CPU=$(CURDIR)/$(SGLANG_CPU) \
 	env -u PYTHONDONTWRITEBYTECODE \
 	$(BIN)/python -m pytest -n 2 --dist worksteal -p no:randomly
 
@@ -92,7 +94,7 @@ test-fast: $(STAMP) wheels sarif-validator sglang-cpu
 
 # The capture example declares [tool.auxcheck] sglang releases: its check reads their wheels.
 demo: $(STAMP) wheels
-	@AUXCHECK_CACHE_DIR=$(CURDIR)/$(WHEEL_CACHE) bash examples/demo_check.sh $(BIN)
+	@AUXCHECK_CACHE_DIR=$(WHEEL_CACHE) bash examples/demo_check.sh $(BIN)
 
 bench: $(STAMP)
 	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
@@ -102,7 +104,7 @@ clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .hypothesis
 
 clean-cache:
-	rm -rf $(WHEEL_CACHE) $(SARIF_CACHE) $(SGLANG_CPU)
+	rm -rf $(LOCAL_WHEEL_CACHE) $(SARIF_CACHE) $(SGLANG_CPU)
 
 # The release: the sdist, and the wheel built from it, in dist/, checked by twine.
 # tests/test_packaging.py installs them into a fresh virtual environment.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -12,7 +13,9 @@ from pathlib import Path
 
 import pytest
 from helpers.paths import EXAMPLES
+from helpers.progress import show_progress, shown_environment, without_timed_lines
 
+from auxcheck._core import progress
 from auxcheck.cli import main
 from auxcheck.rules import RULES
 
@@ -315,16 +318,18 @@ def test_every_planted_bug_is_reported_with_its_code(capsys: pytest.CaptureFixtu
     """Each class of the broken plugin yields exactly its documented code."""
     sys.path.insert(0, BROKEN)
     try:
-        from broken_plugin.outputs import PLANTED_BUGS
+        from broken_plugin.outputs import PLANTED_BUGS, PLANTED_OBSERVER_BUGS
     finally:
         sys.path.remove(BROKEN)
-    targets = [f"broken_plugin.outputs:{name}" for name in PLANTED_BUGS]
+    # Observers too: one with a second, unplanted bug made `make demo` fail unnoticed.
+    planted = {**PLANTED_BUGS, **PLANTED_OBSERVER_BUGS}
+    targets = [f"broken_plugin.outputs:{name}" for name in planted]
     status, out, _ = run(capsys, "--path", BROKEN, "--format", "json",
                          "--static-buffers", "broken_plugin.outputs:static_buffers", *targets)
-    found = {r["subject"].partition(":")[2]: [f["code"] for f in r["findings"]]
+    found = {r["subject"].partition(":")[2]: sorted({f["code"] for f in r["findings"]})
              for r in json.loads(out)}
     assert status == 1
-    assert found == {name: [code] for name, code in PLANTED_BUGS.items()}
+    assert found == {name: [code] for name, code in planted.items()}
 
 
 def test_pp_observer_enables_the_pipeline_parallel_checks(
@@ -366,6 +371,51 @@ def test_the_installed_command_validates_in_a_subprocess(plugin_dir: str) -> Non
     assert result.returncode == 1, result.stderr
     assert result.stdout.splitlines()[0] == "tmp_plugin_mod:TWICE: 1 finding"
     assert result.stderr == ""
+
+
+_DONE = re.compile(r"auxcheck validate: checking: done, (\d+ of \d+ targets) in \d+\.\d s")
+"""The end line of ``validate``'s progress, its count captured."""
+
+
+@pytest.mark.parametrize(("module", "targets"), [
+    pytest.param("T = 1\nU = 2\n", ["T", "U"], id="each-target-run"),
+    pytest.param("import os\n\nos._exit(3)\n", ["A", "B"], id="the-second-sharing-its-ending"),
+])
+def test_the_last_progress_line_counts_every_target_checked(
+        module: str, targets: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Once every target is checked (run, or ended as the one before it did), the end line
+    says so: ``done, 2 of 2 targets``, never the count before the last target ran."""
+    (tmp_path / "tmp_counted_mod.py").write_text(module)
+    show_progress(monkeypatch, delay=0.0)
+    try:
+        _, _, err = run(capsys, "--path", str(tmp_path), *(f"tmp_counted_mod:{t}" for t in targets))
+    finally:
+        sys.modules.pop("tmp_counted_mod", None)
+    lines = [line for line in err.splitlines() if line.startswith("auxcheck validate: ")]
+    last = _DONE.fullmatch(lines[-1]) if lines else None
+    assert last is not None, err
+    assert last.group(1) == "2 of 2 targets"
+    assert lines[0].startswith("auxcheck validate: checking: 0 of 2 targets (")
+
+
+@pytest.mark.slow
+def test_the_installed_command_ends_its_progress_with_every_target_counted(
+        tmp_path: Path) -> None:
+    """A real run whose target outlasts the delay prints a progress line, and its end line
+    counts the target checked: ``done, 1 of 1 targets``."""
+    (tmp_path / "tmp_slow_mod.py").write_text(
+        f"import time\n\ndef make_slowly():\n    time.sleep({progress.DELAY + 1})\n"
+        "    return 1\n")
+    script = shutil.which("auxcheck") or str(Path(sys.executable).parent / "auxcheck")
+    result = subprocess.run(
+        [script, "validate", "--path", str(tmp_path), "tmp_slow_mod:make_slowly"],
+        capture_output=True, text=True, timeout=120, check=False, env=shown_environment())
+    lines = result.stderr.splitlines()
+    assert without_timed_lines(result.stderr) == [], result.stderr
+    last = _DONE.fullmatch(lines[-1]) if lines else None
+    assert last is not None, result.stderr
+    assert last.group(1) == "1 of 1 targets"
 
 
 @pytest.mark.parametrize(("size", "status"), [

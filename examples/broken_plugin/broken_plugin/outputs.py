@@ -195,7 +195,7 @@ class TokenOutput:
         self.tokens = tokens
 
     def copy_to_host(self, copy_tensor: Copy) -> GoodHost:
-        return GoodHost(copy_tensor(self.tokens)[:, None].float())
+        return GoodHost(copy_tensor(self.tokens))
 
 
 PLANTED_OBSERVER_BUGS: dict[str, str] = {"ReusingObserver": "AUX112"}
