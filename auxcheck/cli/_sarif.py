@@ -350,17 +350,26 @@ def _cause_of(referred: StageFinding, causes: Sequence[StageFinding]) -> int | N
 
 
 def _stage_entry(finding: StageFinding, referred: Sequence[StageFinding]) -> Entry:
-    text = f"{finding.stage}: {finding.message}"
+    text = _headed(finding)
     rule = RULES.get(finding.code)
     if finding.hint and (rule is None or finding.hint != rule.hint):
         text += f"; fix: {finding.hint}"
     if finding.see is not None:
         text += f" (see {finding.see})"
     if referred:
-        also = "; ".join(f"{r.stage}: {r.message}" for r in referred)
+        also = "; ".join(_headed(r) for r in referred)
         text += f". The same cause also failed: {also}"
-    related = tuple(Related(f"{r.stage}: {r.message}", _stage_place(r)) for r in referred)
+    related = tuple(Related(_headed(r), _stage_place(r)) for r in referred)
     return Entry(finding.code, text, finding.level, _stage_place(finding), related=related)
+
+
+def _headed(finding: StageFinding) -> str:
+    """Returns ``finding``'s message headed by the stage that found it (``mypy: ...``), or as
+    it is when it opens with the stage's name already: the sglang stage's messages open with
+    their release (``sglang 0.5.23: ...``), which names the stage too."""
+    if finding.message.startswith((f"{finding.stage}:", f"{finding.stage} ")):
+        return finding.message
+    return f"{finding.stage}: {finding.message}"
 
 
 def _stage_place(finding: StageFinding) -> Place | None:

@@ -148,10 +148,10 @@ def _run(options: argparse.Namespace, ignored: frozenset[str]) -> list[_Result]:
     with (progress.reporting(PROG, enabled=not options.quiet),
           borrow("auxcheck.cli.validate:serve", timeout=options.timeout) as runner,
           progress.task("checking", unit="targets", total=len(targets)) as job):
+        job.update(0)
         for index, spec in enumerate(targets):
             if index in results:
                 continue
-            job.update(len(results))
             unit = runner.run(index, request)
             progress.clear()  # plugin output goes below, not into, a line drawn in place
             _echo(runner.startup_output + unit.output)
@@ -159,6 +159,9 @@ def _run(options: argparse.Namespace, ignored: frozenset[str]) -> list[_Result]:
             results[index] = _result(spec, unit)
             for other in _shared(targets, unit, set(results)):
                 results[other] = _result(targets[other], unit, shared_with=spec)
+            # Counted once checked (and the targets ending as it did with it), so the end
+            # line counts the last one too.
+            job.update(len(results))
     return [results[index] for index in range(len(targets))]
 
 

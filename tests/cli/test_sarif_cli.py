@@ -7,12 +7,15 @@ back: URIs relative to the project, rule metadata from the rule table, one resul
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from helpers.paths import EXAMPLES
 from helpers.plugin_sources import CLEAN_OUTPUT, FIXABLE, MIGRATED, OLD
+from helpers.releases import REAL_CACHE, real_release
 from helpers.sarif import problems, result_paths, sarif_of
 
 from auxcheck.cli import main
@@ -144,5 +147,29 @@ def test_check_of_an_old_import_writes_one_result_for_its_one_cause(
     assert result_paths(run) == [("plugin/obs.py", "%SRCROOT%")] * (
         1 + len(run["results"][0].get("relatedLocations", ())))
     assert run["originalUriBaseIds"]["%SRCROOT%"]["uri"] == project.resolve().as_uri() + "/"
+    assert_described_by_the_rule_table(run)
+    assert problems(log, tmp_path_factory.mktemp("multitool")) == []
+
+
+_RELEASE_HEAD = re.compile(r"sglang (0\.5\.19|0\.5\.23): (?!sglang\b)")
+"""A release finding's heading, said once: not ``sglang: sglang 0.5.19: ...``."""
+
+
+@pytest.mark.slow
+def test_check_names_each_release_findings_release_once_at_its_head(
+        example: Callable[[str], Path], capsys: pytest.CaptureFixture[str],
+        tmp_path_factory: pytest.TempPathFactory) -> None:
+    """check --sglang on the hook example (issue 45): each release's findings read
+    ``sglang 0.5.19: <finding>``, the release once at the head, the stage not said again."""
+    for version in ("0.5.19", "0.5.23"):
+        real_release(version)
+    status, log, run = run_sarif(capsys, "check", str(example("hook_plugin")), "--sglang",
+                                 "0.5.19,0.5.23", "--skip", "mypy", "--skip", "contract",
+                                 "--cache", str(REAL_CACHE), "--offline")
+    texts = [r["message"]["text"] for r in run["results"]]
+    heads = [_RELEASE_HEAD.match(text) for text in texts]
+    assert status == 1
+    assert [text for text, head in zip(texts, heads, strict=True) if head is None] == []
+    assert sorted({head.group(1) for head in heads if head is not None}) == ["0.5.19", "0.5.23"]
     assert_described_by_the_rule_table(run)
     assert problems(log, tmp_path_factory.mktemp("multitool")) == []

@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 import json
+import re
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 from helpers.sarif import problems, result_paths, sarif_of
 
+from auxcheck._releases.release_check import ReleaseResult, ReleaseStage
+from auxcheck.cli._check_findings import from_finding, release_findings
 from auxcheck.cli._check_stages import StageFinding, StageResult
 from auxcheck.cli._sarif import Entry, Place, check_log, place_of, sarif_log
 from auxcheck.cli.check import render_sarif
+from auxcheck.report import Finding
 from auxcheck.rules import RULES
 
 ROOT = Path("/project/plugin")
@@ -108,6 +114,66 @@ def test_a_cause_other_stages_also_reported_is_one_result_that_names_them(
     assert "also failed: mypy: Cannot find module; contract: the imports item failed" in \
         cause["message"]["text"]
     assert problems(log, tmp_path) == []
+
+
+HOOK = Finding("AUX703", "`install` cannot take the call HookRegistry makes for an AFTER hook",
+               hint=RULES["AUX703"].hint, location="plugin/hooks.py:4:1")
+GONE = Finding("AUX503", "`from the.old_module import CommittedTokens`: the module is gone",
+               hint=RULES["AUX503"].hint, location="plugin/obs.py:1:1")
+_DOUBLED = re.compile(r"\b([\w.]+): \1\b")
+"""A word said twice across a colon, as a stage's name heading a message headed by it
+already: ``sglang: sglang 0.5.19: ...``."""
+
+
+def _release_stages() -> list[StageResult]:
+    """Returns the stages of a check whose sglang stage failed on two releases, could not
+    read a third, and made an AUX503 the imports stage's finding caused."""
+    hooks = (ReleaseStage("hooks", "fail", 1, (HOOK,)),)
+    found = [f for release in (ReleaseResult("0.5.19", "cache", hooks),
+                               ReleaseResult("0.5.20", "cache", error="its wheel is no zip"),
+                               ReleaseResult("0.5.23", "cache", hooks))
+             for f in release_findings(release, ROOT)]
+    referred = replace(from_finding("sglang", GONE, ROOT, prefix="sglang 0.5.23: "), see=CAUSE)
+    return [*_stages()[:3], StageResult("sglang", "fail", findings=tuple(found),
+                                        referred=(referred,))]
+
+
+def _texts(run: dict[str, Any]) -> list[str]:
+    """Returns the text of every result's message and related location's, in order."""
+    return [text for r in run["results"] for text in (
+        r["message"]["text"], *(related["message"]["text"]
+                                for related in r.get("relatedLocations", ())))]
+
+
+def test_each_stages_message_is_headed_by_its_stage_or_release_once(tmp_path: Path) -> None:
+    """A result says which stage found it (``mypy: ...``), a release finding which release
+    (``sglang 0.5.19: ...``, which names the sglang stage too), each once, never
+    ``sglang: sglang 0.5.19: ...``; the same for the findings joined to a cause."""
+    log = check_log(_release_stages(), root=ROOT, exit_code=1)
+    run = sarif_of(log)
+    assert [(r["ruleId"], r["message"]["text"]) for r in run["results"]] == [
+        ("AUX501", ("imports: CommittedTokens imported from the old module. The same cause "
+                    "also failed: mypy: Cannot find module; contract: the imports item failed; "
+                    f"sglang 0.5.23: {GONE.message}")),
+        ("mypy/attr-defined", 'mypy: "Req" has no attribute "x"'),
+        ("AUX703", f"sglang 0.5.19: {HOOK.message}"),
+        ("sglang", "sglang 0.5.20: its wheel is no zip"),
+        ("AUX703", f"sglang 0.5.23: {HOOK.message}"),
+    ]
+    assert [r["message"]["text"] for r in run["results"][0]["relatedLocations"]] == [
+        "mypy: Cannot find module", "contract: the imports item failed",
+        f"sglang 0.5.23: {GONE.message}"]
+    assert problems(log, tmp_path) == []
+
+
+def test_no_message_says_a_word_twice_across_its_heading() -> None:
+    """No message (a result's or a related location's) opens with a repeated heading, and
+    each release finding names its release exactly once."""
+    texts = _texts(sarif_of(check_log(_release_stages(), root=ROOT, exit_code=1)))
+    assert [t for t in texts if _DOUBLED.search(t)] == []
+    releases = {v: [t for t in texts if f"sglang {v}" in t] for v in ("0.5.19", "0.5.20", "0.5.23")}
+    assert {v: [t.count(f"sglang {v}") for t in found] for v, found in releases.items()} == {
+        "0.5.19": [1], "0.5.20": [1], "0.5.23": [1, 1, 1]}
 
 
 def test_a_stage_that_could_not_run_is_a_notification_not_a_result() -> None:
