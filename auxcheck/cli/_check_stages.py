@@ -20,26 +20,33 @@ import re
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
-from auxcheck._core.paths import is_dir, is_file
 from auxcheck._core.sources import SCAN_MAX_FILE_SIZE
 from auxcheck._core.text import plural
+from auxcheck.cli._check_base import (
+    CheckOptions,
+    StageResult,
+    ended,
+    plugin_packages,
+    prepended,
+    project_links,
+    source_root,
+    stage_links,
+)
 from auxcheck.cli._check_findings import (
     Causes,
     StageFinding,
     caused_lines,
     contract_findings,
     from_finding,
-    mypy_subjects,
-    parse_mypy,
     refer_release,
     release_findings,
-    unresolved_module,
 )
+from auxcheck.cli._check_mypy import mypy_stage
 
 if TYPE_CHECKING:
     from auxcheck._isolation.bounded import Bounded
@@ -47,7 +54,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CHECK_AUX504_HINT",
-    "MYPY_CONFIG_FILES",
     "STAGES",
     "CheckOptions",
     "StageFinding",
@@ -55,7 +61,6 @@ __all__ = [
     "contract_command",
     "for_check",
     "has_xdist",
-    "mypy_config",
     "plugin_packages",
     "project_links",
     "run_stages",
@@ -63,95 +68,12 @@ __all__ = [
 ]
 
 STAGES = ("imports", "mypy", "contract", "sglang")
-Result = Literal["ok", "fail", "skipped", "error"]
-
-MYPY_CONFIG_FILES = ("mypy.ini", ".mypy.ini", "pyproject.toml", "setup.cfg")
-"""Where a project configures mypy, in the order mypy itself looks in a folder."""
-
-DEFAULTS_LABEL = "mypy's defaults"
-"""How the summary names a run without the project's configuration: mypy's own defaults,
-no strictness the user did not ask for."""
-
-
-@dataclass(frozen=True, slots=True)
-class StageResult:
-    """One stage's outcome: ``ok``, ``fail``, ``skipped`` or ``error``, with counts and output."""
-
-    stage: str
-    result: Result
-    counts: dict[str, int] = field(default_factory=dict)
-    seconds: float = 0.0
-    summary: str = ""
-    output: str = ""
-    data: dict[str, Any] = field(default_factory=dict)
-    always_shown: bool = False
-    """The output is printed even when the stage passed (the release matrix)."""
-    findings: tuple[StageFinding, ...] = ()
-    """The stage's own findings (the causes)."""
-    referred: tuple[StageFinding, ...] = ()
-    """Findings whose cause is another stage's finding (each has ``see``); not counted."""
-
-    @property
-    def failed(self) -> bool:
-        """Returns True when the stage failed or could not run."""
-        return self.result in ("fail", "error")
-
-
-@dataclass(frozen=True, slots=True)
-class CheckOptions:
-    """What ``auxcheck check`` runs, and how."""
-
-    path: Path
-    skip: frozenset[str] = frozenset()
-    jobs: int | None = None
-    impl: str | None = None
-    profile: str | None = None
-    stream: bool = True
-    pytest_args: tuple[str, ...] = ()
-    releases: tuple[str, ...] = ()
-    wheels: tuple[Path, ...] = ()
-    sources: tuple[Path, ...] = ()
-    cache: Path | None = None
-    offline: bool = False
-    timeout: float = 900.0
-    """Seconds the mypy run and the contract suite may each take (0: no limit)."""
-    memory: int = 0
-    """Bytes of memory the processes of the mypy run, and of the contract suite, may hold
-    together (0: no limit)."""
-    links: tuple[Path, ...] | None = None
-    """The symbolic links under ``path`` that no stage follows (None: found when the stages run)."""
-    causes: tuple[StageFinding, ...] = ()
-    """The imports stage's findings: a later stage's finding about the same old import is
-    referred to them (set by :func:`run_stages`)."""
-    moves: Any = None
-    """The project's moves table (:func:`auxcheck.migrate.moves.project_moves`), built once
-    by :func:`run_stages` for every stage; None: built-in only."""
-    moves_error: str | None = None
-    """Why the project's own moves table could not be read (the imports stage reports it)."""
-
 
 CHECK_AUX504_HINT = ("make it valid Python for the Python version in use (readable, in the "
                      "encoding its coding cookie declares, without null bytes); `auxcheck "
                      "check` reads every Python file under PATH, and parses files of up to "
                      f"{SCAN_MAX_FILE_SIZE >> 20} MB: split or shrink a larger (generated) one")
 """The fix of an AUX504 finding in ``auxcheck check``, which has no option to leave a file out."""
-
-
-def project_links(path: Path) -> tuple[Path, ...]:
-    """Returns the symbolic links under ``path`` to a folder or a Python file, as the import
-    scan notes them: no stage follows them (a link to a folder above it would make mypy and
-    pytest walk the project again at every level, without end)."""
-    from auxcheck._core.python_files import WalkNote, iter_python_files
-
-    links: list[Path] = []
-
-    def note(walk_note: WalkNote) -> None:
-        if walk_note.kind == "link":
-            links.append(Path(walk_note.path))
-
-    for _ in iter_python_files([str(path)], note=note):
-        pass
-    return tuple(links)
 
 
 def for_check(finding: Finding) -> Finding:
@@ -196,251 +118,6 @@ def _in_project(finding: Finding, root: Path) -> Finding:
     return replace(finding, location=where) if where else finding
 
 
-def plugin_packages(path: Path) -> list[Path]:
-    """Returns the packages mypy checks: ``path`` itself if a package, else its package
-    children and those of its ``src`` folder (a src layout)."""
-    if is_file(path / "__init__.py"):
-        return [path]
-    return [child for base in (path, path / "src") if is_dir(base)
-            for child in sorted(base.iterdir()) if _is_plugin_package(child)]
-
-
-def _is_plugin_package(path: Path) -> bool:
-    # Not through a link: the import scan does not follow it, so no stage does.
-    return (not path.is_symlink() and is_file(path / "__init__.py")
-            and not path.name.startswith((".", "test")))
-
-
-def source_root(path: Path) -> Path | None:
-    """Returns ``path/src`` when the project keeps its packages there (a src layout), else None."""
-    src = path / "src"
-    return src if is_dir(src) and any(_is_plugin_package(p) for p in src.iterdir()) else None
-
-
-def mypy_config(folder: Path) -> Path | None:
-    """Returns the mypy configuration of the project in ``folder``, looked for as mypy does:
-    ``mypy.ini``, ``.mypy.ini``, ``pyproject.toml`` with ``[tool.mypy]``, ``setup.cfg``
-    with ``[mypy]``; None when there is none (a file that does not parse does not count,
-    as mypy skips it too)."""
-    for name in MYPY_CONFIG_FILES:
-        candidate = folder / name
-        if is_file(candidate) and _configures_mypy(candidate):
-            return candidate
-    return None
-
-
-def _configures_mypy(path: Path) -> bool:
-    if path.name == "pyproject.toml":
-        from auxcheck._core.config import TomlFileError, load_toml
-
-        try:
-            tool = load_toml(path).get("tool", {})
-        except TomlFileError:
-            return False
-        return isinstance(tool, dict) and "mypy" in tool
-    if path.name == "setup.cfg":
-        from auxcheck._core.config import IniFileError, load_ini
-
-        try:  # strict, as mypy reads it: a section given twice is no configuration to mypy
-            return load_ini(path, strict=True).has_section("mypy")
-        except IniFileError:
-            return False
-    return True  # mypy.ini and .mypy.ini are mypy's whatever they hold
-
-
-@dataclass(frozen=True, slots=True)
-class _MypyRun:
-    """How the mypy stage runs: in ``cwd``, with ``options``, on ``targets``."""
-
-    cwd: Path
-    config: Path | None
-    targets: tuple[str, ...]
-    excluded: tuple[str, ...] = ()
-    """The links under the targets, relative to ``cwd``: mypy is told not to enter them."""
-
-    @property
-    def options(self) -> tuple[str, ...]:
-        """Returns the project's config file, or none at all (discovery turned off: mypy's
-        defaults), and an ``--exclude`` for each link (added to the project's own excludes)."""
-        excludes = tuple(f"--exclude=^{re.escape(link)}/?$" for link in self.excluded)
-        if self.config is not None:
-            return ("--config-file", self.config.name, *excludes)
-        return ("--config-file=", *excludes)
-
-    @property
-    def label(self) -> str:
-        """Returns what the run was judged by: ``config: pyproject.toml`` or mypy's defaults."""
-        return f"config: {self.config.name}" if self.config else DEFAULTS_LABEL
-
-    def own_module(self, module: str) -> bool:
-        """Returns True when ``module`` is the project's own (its top package or module is
-        beside the packages checked, or under ``src/``)."""
-        top = module.partition(".")[0]
-        return any(is_dir(base / top) or is_file(base / f"{top}.py")
-                   for base in (self.cwd, self.cwd / "src"))
-
-
-def _mypy_run(path: Path, packages: Sequence[Path], links: Sequence[Path]) -> _MypyRun:
-    cwd = path.parent if list(packages) == [path] else path
-    excluded = tuple(link.relative_to(cwd).as_posix() for link in links
-                     if any(link.is_relative_to(p) for p in packages))
-    return _MypyRun(cwd, mypy_config(cwd),
-                    tuple(str(p.relative_to(cwd)) for p in packages), excluded)
-
-
-def run_mypy(options: CheckOptions) -> StageResult:
-    """Returns mypy's result on the plugin's packages (skipped when mypy is not installed).
-
-    With the project's own mypy configuration, mypy runs by it, adding nothing, and every
-    error counts. Without one, it runs with mypy's defaults and no configuration file at
-    all (neither a parent folder's nor the user's), and judges the plugin's use of SGLang:
-    a second run with SGLang's stubs left out (:data:`WITHOUT_SGLANG`) finds the errors
-    of the plugin's own code, which a note lists and which are not counted. Either way an
-    import of a module outside the project that mypy cannot resolve here (an SGLang
-    module the stubs do not cover, a dependency not installed where auxcheck runs) is
-    listed in a note, not counted.
-    """
-    if importlib.util.find_spec("mypy") is None:
-        return StageResult("mypy", "skipped", summary="mypy is not installed")
-    packages = plugin_packages(options.path)
-    if not packages:
-        return StageResult("mypy", "skipped", summary="no package (folder with __init__.py, "
-                                                      "or under src/)")
-    run = _mypy_run(options.path, packages, _links(options))
-    done = _run_mypy(run.options, run, options)
-    data = {"config": run.config.name if run.config else None, "options": list(run.options)}
-    errors = _mypy_errors(done.output)
-    counts = {"packages": len(packages), "errors": errors}
-    parsed = parse_mypy(done.output, options.path, run.cwd)
-    if _unfinished(done):
-        return StageResult("mypy", "error", counts, 0.0,
-                           f"mypy {_ended(done, options.timeout)} ({run.label})",
-                           done.output, data, findings=parsed.errors)
-    counts["files"] = _mypy_files(done.output)
-    own, referred = Causes(options.causes, table=options.moves).refer(parsed.errors,
-                                                                      mypy_subjects)
-    unresolved = [f for f in own if (module := unresolved_module(f)) is not None
-                  and not run.own_module(module)]
-    own = [f for f in own if f not in unresolved]
-    theirs: list[StageFinding] = []
-    if run.config is None and own:
-        with tempfile.TemporaryDirectory(prefix="auxcheck-mypy-") as tmp:
-            config = Path(tmp) / "without-sglang.ini"
-            config.write_text(WITHOUT_SGLANG, encoding="utf-8")
-            # A cache of its own, or each run would invalidate the other's.
-            without = _run_mypy((f"--config-file={config}", f"--cache-dir={_SHADOW_CACHE}",
-                                 *run.options[1:]), run, options)
-        if _unfinished(without):
-            return StageResult("mypy", "error", counts, 0.0,
-                               f"mypy without SGLang's stubs {_ended(without, options.timeout)}"
-                               f" ({run.label}): which errors are the plugin's own code's "
-                               "cannot be told", without.output, data, findings=tuple(own))
-        plain = {_same(f) for f in parse_mypy(without.output, options.path, run.cwd).errors}
-        theirs = [f for f in own if _same(f) in plain]
-        own = [f for f in own if _same(f) not in plain]
-    # mypy's own count, less the errors another stage's finding caused, the imports it
-    # could not resolve here and, without a configuration, the errors of the plugin's own
-    # code (an error whose line was cut from the output kept is counted).
-    counts["errors"] = errors = errors - len(referred) - len(unresolved) - len(theirs)
-    summary = f"{plural(errors, 'error')} in {', '.join(p.name for p in packages)} ({run.label})"
-    if referred:
-        counts["referred"] = len(referred)
-        summary += f"; {plural(len(referred), 'error')} not counted (see imports)"
-    notes = []
-    uncounted = []
-    if unresolved:
-        counts["unresolved"] = len(unresolved)
-        uncounted.append(plural(len(unresolved), "unresolved import"))
-    if theirs:
-        counts["plugin_code"] = len(theirs)
-        uncounted.append(f"{plural(len(theirs), 'error')} of the plugin's own code")
-        targets = " ".join(run.targets)
-        notes.append(f"note: {plural(len(theirs), 'error')} of mypy's defaults "
-                     f"{'is' if len(theirs) == 1 else 'are'} in the plugin's own code, not in "
-                     "its use of SGLang (mypy gives them with SGLang's stubs left out too): "
-                     "not counted, as the project has no "
-                     "mypy configuration; add one (`[tool.mypy]` in pyproject.toml) to have "
-                     f"them judged, or run `mypy {targets}` to see them")
-    if uncounted:
-        summary += f"; {' and '.join(uncounted)} not counted (notes)"
-    return StageResult("mypy", "fail" if errors else "ok", counts, 0.0, summary,
-                       parsed.text(referred, unresolved, theirs, notes), data,
-                       findings=tuple(own), referred=tuple(referred),
-                       always_shown=bool(unresolved or theirs))
-
-
-WITHOUT_SGLANG = """[mypy]
-[mypy-sglang]
-follow_imports = skip
-follow_imports_for_stubs = True
-[mypy-sglang.*]
-follow_imports = skip
-follow_imports_for_stubs = True
-"""
-"""mypy's defaults with every SGLang module, stubbed or not, taken as ``Any``: what mypy
-says of a plugin's code without SGLang's types."""
-
-_SHADOW_CACHE = ".mypy_cache/auxcheck-without-sglang"
-
-
-def _run_mypy(flags: Sequence[str], run: _MypyRun, options: CheckOptions) -> Bounded:
-    from auxcheck._isolation.bounded import run_bounded
-
-    command = [sys.executable, "-m", "mypy", *flags, *run.targets]
-    # Bounded: a project's mypy plugins are its own code, and may hang.
-    return run_bounded(command, cwd=run.cwd, env=_mypy_env(run.cwd), timeout=options.timeout,
-                       memory=options.memory, progress="mypy")
-
-
-def _unfinished(done: Bounded) -> bool:
-    return bool(done.timed_out or done.memory_limit or done.returncode not in (0, 1))
-
-
-def _same(finding: StageFinding) -> tuple[str | None, int | None, str, str]:
-    """Returns what makes two mypy errors the same: place, code and message."""
-    return finding.path, finding.line, finding.code, finding.message
-
-
-def _ended(done: Bounded, timeout: float) -> str:
-    """Returns how a bounded run that did not finish cleanly ended, naming --timeout, or
-    --max-memory and how to raise it."""
-    if done.timed_out:
-        return f"did not finish within {timeout:g} s (--timeout) and was killed"
-    if done.memory_limit:
-        return f"{done.text()}; pass a larger --max-memory (or 0: no limit) if it needs more"
-    return done.text()
-
-
-def _links(options: CheckOptions) -> tuple[Path, ...]:
-    return project_links(options.path) if options.links is None else options.links
-
-
-def _mypy_errors(output: str) -> int:
-    """Returns the errors mypy reports: its closing count (the output kept may be only its
-    tail), else the error lines counted."""
-    match = re.search(r"^Found (\d+) errors? in \d+ files?", output, re.MULTILINE)
-    return int(match.group(1)) if match else len(re.findall(r": error: ", output))
-
-
-def _mypy_env(cwd: Path) -> dict[str, str]:
-    """Returns the environment of the mypy run: ``src`` first on MYPYPATH in a src layout,
-    and no forced colours (the output is parsed)."""
-    env = {k: v for k, v in os.environ.items() if k not in ("MYPY_FORCE_COLOR", "FORCE_COLOR")}
-    src = source_root(cwd)
-    if src is not None:
-        env["MYPYPATH"] = _prepended(str(src), env.get("MYPYPATH"))
-    return env
-
-
-def _prepended(entry: str, path: str | None) -> str:
-    return entry if not path else os.pathsep.join([entry, path])
-
-
-def _mypy_files(stdout: str) -> int:
-    match = re.search(r"(?:checked|no issues found in) (\d+) source files?", stdout)
-    return int(match.group(1)) if match else 0
-
-
 def has_xdist() -> bool:
     """Returns True when pytest-xdist can be imported, so ``--jobs`` can spread the suite."""
     try:
@@ -467,7 +144,7 @@ def contract_command(options: CheckOptions, results: Path) -> list[str]:
         command += ["-n", str(options.jobs)]
     # pytest would follow a link to a folder above it at every level (the conftest, and
     # every contract item, once per level): it is given only what the import scan saw.
-    command += [f"--ignore={link}" for link in _links(options)]
+    command += [f"--ignore={link}" for link in stage_links(options)]
     return [*command, *options.pytest_args, "."]
 
 
@@ -546,7 +223,7 @@ def run_contract(options: CheckOptions) -> StageResult:
         early = ("" if outcomes.written or done.timed_out or done.memory_limit
                  else " before writing its results")
         return StageResult("contract", "error", counts, 0.0,
-                           f"pytest {_ended(done, options.timeout)}{early}", done.output, data)
+                           f"pytest {ended(done, options.timeout)}{early}", done.output, data)
     if not suite_ran(counts, done.returncode):
         return StageResult("contract", "error", counts, 0.0,
                            f"pytest exited {done.returncode}", done.output, data)
@@ -614,7 +291,7 @@ def _run_streamed(command: list[str], options: CheckOptions) -> Bounded:
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
     src = source_root(options.path)
     if src is not None:  # a src layout imports without being installed first
-        env["PYTHONPATH"] = _prepended(str(src), env.get("PYTHONPATH"))
+        env["PYTHONPATH"] = prepended(str(src), env.get("PYTHONPATH"))
     from auxcheck._core.progress import MarkCounter
 
     # Not streamed, pytest's -q marks (one per item) are counted into the progress line.
@@ -744,7 +421,7 @@ def project_table(path: Path) -> tuple[Any, str | None]:
 
 _RUNNERS: dict[str, Callable[[CheckOptions], StageResult]] = {
     "imports": run_imports,
-    "mypy": run_mypy,
+    "mypy": mypy_stage,
     "contract": run_contract,
     "sglang": run_sglang,
 }

@@ -1,0 +1,133 @@
+"""What every stage of ``auxcheck check`` shares: the options, a stage's result, where the
+plugin's packages are, and how a bounded run ended."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from auxcheck._core.paths import is_dir, is_file
+from auxcheck.cli._check_findings import StageFinding
+
+if TYPE_CHECKING:
+    from auxcheck._isolation.bounded import Bounded
+
+__all__ = ["CheckOptions", "Result", "StageResult", "ended", "plugin_packages", "prepended",
+           "project_links", "source_root", "stage_links"]
+
+Result = Literal["ok", "fail", "skipped", "error"]
+
+
+@dataclass(frozen=True, slots=True)
+class StageResult:
+    """One stage's outcome: ``ok``, ``fail``, ``skipped`` or ``error``, with counts and output."""
+
+    stage: str
+    result: Result
+    counts: dict[str, int] = field(default_factory=dict)
+    seconds: float = 0.0
+    summary: str = ""
+    output: str = ""
+    data: dict[str, Any] = field(default_factory=dict)
+    always_shown: bool = False
+    """The output is printed even when the stage passed (the release matrix)."""
+    findings: tuple[StageFinding, ...] = ()
+    """The stage's own findings (the causes)."""
+    referred: tuple[StageFinding, ...] = ()
+    """Findings whose cause is another stage's finding (each has ``see``); not counted."""
+
+    @property
+    def failed(self) -> bool:
+        """Returns True when the stage failed or could not run."""
+        return self.result in ("fail", "error")
+
+
+@dataclass(frozen=True, slots=True)
+class CheckOptions:
+    """What ``auxcheck check`` runs, and how."""
+
+    path: Path
+    skip: frozenset[str] = frozenset()
+    jobs: int | None = None
+    impl: str | None = None
+    profile: str | None = None
+    stream: bool = True
+    pytest_args: tuple[str, ...] = ()
+    releases: tuple[str, ...] = ()
+    wheels: tuple[Path, ...] = ()
+    sources: tuple[Path, ...] = ()
+    cache: Path | None = None
+    offline: bool = False
+    timeout: float = 900.0
+    """Seconds the mypy run and the contract suite may each take (0: no limit)."""
+    memory: int = 0
+    """Bytes of memory the processes of the mypy run, and of the contract suite, may hold
+    together (0: no limit)."""
+    links: tuple[Path, ...] | None = None
+    """The symbolic links under ``path`` that no stage follows (None: found when the stages run)."""
+    causes: tuple[StageFinding, ...] = ()
+    """The imports stage's findings: a later stage's finding about the same old import is
+    referred to them (set by :func:`run_stages`)."""
+    moves: Any = None
+    """The project's moves table (:func:`auxcheck.migrate.moves.project_moves`), built once
+    by :func:`run_stages` for every stage; None: built-in only."""
+    moves_error: str | None = None
+    """Why the project's own moves table could not be read (the imports stage reports it)."""
+
+
+def project_links(path: Path) -> tuple[Path, ...]:
+    """Returns the symbolic links under ``path`` to a folder or a Python file, as the import
+    scan notes them: no stage follows them (a link to a folder above it would make mypy and
+    pytest walk the project again at every level, without end)."""
+    from auxcheck._core.python_files import WalkNote, iter_python_files
+
+    links: list[Path] = []
+
+    def note(walk_note: WalkNote) -> None:
+        if walk_note.kind == "link":
+            links.append(Path(walk_note.path))
+
+    for _ in iter_python_files([str(path)], note=note):
+        pass
+    return tuple(links)
+
+
+def plugin_packages(path: Path) -> list[Path]:
+    """Returns the packages mypy checks: ``path`` itself if a package, else its package
+    children and those of its ``src`` folder (a src layout)."""
+    if is_file(path / "__init__.py"):
+        return [path]
+    return [child for base in (path, path / "src") if is_dir(base)
+            for child in sorted(base.iterdir()) if _is_plugin_package(child)]
+
+
+def _is_plugin_package(path: Path) -> bool:
+    # Not through a link: the import scan does not follow it, so no stage does.
+    return (not path.is_symlink() and is_file(path / "__init__.py")
+            and not path.name.startswith((".", "test")))
+
+
+def source_root(path: Path) -> Path | None:
+    """Returns ``path/src`` when the project keeps its packages there (a src layout), else None."""
+    src = path / "src"
+    return src if is_dir(src) and any(_is_plugin_package(p) for p in src.iterdir()) else None
+
+
+def ended(done: Bounded, timeout: float) -> str:
+    """Returns how a bounded run that did not finish cleanly ended, naming --timeout, or
+    --max-memory and how to raise it."""
+    if done.timed_out:
+        return f"did not finish within {timeout:g} s (--timeout) and was killed"
+    if done.memory_limit:
+        return f"{done.text()}; pass a larger --max-memory (or 0: no limit) if it needs more"
+    return done.text()
+
+
+def stage_links(options: CheckOptions) -> tuple[Path, ...]:
+    return project_links(options.path) if options.links is None else options.links
+
+
+def prepended(entry: str, path: str | None) -> str:
+    return entry if not path else os.pathsep.join([entry, path])
