@@ -16,7 +16,6 @@ import errno
 import hashlib
 import importlib
 import os
-import re
 import shutil
 import stat
 import sys
@@ -30,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from auxcheck._core.sources import FileTooLarge, UndecodableFile, decode_source, read_regular
+from auxcheck._core.versions import VERSION, version_key
 from auxcheck._releases.download import pip_download
 from auxcheck.errors import AuxcheckError
 
@@ -51,8 +51,6 @@ __all__ = [
 CACHE_ENV = "AUXCHECK_CACHE_DIR"
 """The environment variable that overrides the cache folder for downloaded wheels."""
 
-_VERSION = re.compile(r"(?P<release>\d+(?:\.\d+)*)(?:(?P<pre>a|b|rc)(?P<pre_n>\d+))?"
-                      r"(?:\.post(?P<post>\d+))?(?:\.dev(?P<dev>\d+))?")
 # What auxcheck reads of one wheel member, and of all the files it unpacks: SGLang's largest
 # source file is under 300 kB and 0.5.23's Python files 68 MB in all, so a member over these
 # is not SGLang's source (a zip bomb declares a small file and inflates to gigabytes).
@@ -103,7 +101,7 @@ def parse_versions(text: str | Iterable[str]) -> tuple[str, ...]:
     versions: list[str] = []
     for raw in items:
         value = raw.strip() if isinstance(raw, str) else raw
-        if not isinstance(value, str) or not _VERSION.fullmatch(value):
+        if not isinstance(value, str) or not VERSION.fullmatch(value):
             raise ReleaseError(f"{raw!r} is not an SGLang release version; expected versions "
                                "such as 0.5.19,0.5.20,0.5.23")
         if not any(same_version(value, v) for v in versions):
@@ -119,18 +117,7 @@ def same_version(first: str, second: str) -> bool:
     ``9.9.1.0`` is ``9.9.1`` (trailing zeros of the release part do not count) and
     ``0.05.19`` is ``0.5.19``; text that is not a version equals only itself.
     """
-    return first == second or (_version_key(first) or first) == (_version_key(second) or second)
-
-
-def _version_key(text: str) -> tuple[object, ...] | None:
-    match = _VERSION.fullmatch(text)
-    if match is None:
-        return None
-    parts = [int(p) for p in match["release"].split(".")]
-    while len(parts) > 1 and parts[-1] == 0:
-        parts.pop()
-    numbers = [None if match[g] is None else int(match[g]) for g in ("pre_n", "post", "dev")]
-    return (tuple(parts), match["pre"], *numbers)
+    return first == second or (version_key(first) or first) == (version_key(second) or second)
 
 
 @dataclass(slots=True, eq=False)

@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 import yaml
-from helpers.paths import REPO
+from helpers.paths import REPO, torch_pin
 from helpers.processes import finish
 from helpers.releases import REAL_CACHE, REAL_RELEASES
 from helpers.sarif import problems, sarif_of
@@ -137,15 +137,6 @@ def check_line() -> str:
     """Returns the workflow's ``auxcheck check`` command line."""
     [line] = commands(step("run: auxcheck"))
     return line
-
-
-def torch_pin() -> str:
-    """Returns the torch requirement the Makefile installs first (``torch==X.Y.Z``)."""
-    text = (REPO / "Makefile").read_text(encoding="utf-8")
-    match = re.search(r"^TORCH_PIN := (\S+)$", text, flags=re.MULTILINE)
-    if match is None:
-        pytest.fail("the Makefile has no `TORCH_PIN := torch==X.Y.Z` line")
-    return match[1]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -34,7 +34,7 @@ from email.parser import HeaderParser
 from pathlib import Path
 
 import pytest
-from helpers.paths import PACKAGE, REPO, STUBS, TYPED
+from helpers.paths import PACKAGE, REPO, STUBS, TYPED, torch_pin
 from helpers.processes import finish
 from helpers.releases import REAL_CACHE
 
@@ -123,15 +123,6 @@ def install_commands() -> list[tuple[str, ...]]:
     ``.venv`` with; the wheel route would only replace it.
     """
     return [words for words in readme_commands("Install") if "-e" not in words]
-
-
-def torch_pin() -> str:
-    """Returns the torch requirement the Makefile installs first (``torch==X.Y.Z``)."""
-    text = (REPO / "Makefile").read_text(encoding="utf-8")
-    match = re.search(r"^TORCH_PIN := (\S+)$", text, flags=re.MULTILINE)
-    if match is None:
-        pytest.fail("the Makefile has no `TORCH_PIN := torch==X.Y.Z` line")
-    return match[1]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -175,6 +175,6 @@ def run_import_scan(options: AuxcheckOptions) -> None:
     start = options.paths[0] if options.paths else "."
     pyproject = find_pyproject(start)
     releases = project_sglang(pyproject.parent) if pyproject is not None else []
-    report = scan_paths([str(p) for p in options.paths], moves=project_moves(start),
+    report = scan_paths([str(p) for p in options.paths], moves=project_moves(pyproject),
                         releases=releases).without(options.ignore)
     report.raise_for_findings()

@@ -411,10 +411,10 @@ def project_table(path: Path) -> tuple[Any, str | None]:
     ``[tool.auxcheck.migrate]``), and why the project's own could not be read (then the
     built-in table stands in for the other stages)."""
     from auxcheck.errors import InvalidArgument, MovesTableError
-    from auxcheck.migrate.moves import builtin_moves, project_moves
+    from auxcheck.migrate.moves import builtin_moves, find_pyproject, project_moves
 
     try:
-        return project_moves(path), None
+        return project_moves(find_pyproject(path)), None
     except (MovesTableError, InvalidArgument) as exc:
         return builtin_moves(), f"the project's moves table cannot be read: {exc}"
 

@@ -131,7 +131,7 @@ def _project_tables(args: argparse.Namespace) -> MoveTable:
     for start in starts:
         pyproject = find_pyproject(start)
         if pyproject not in tables:
-            tables[pyproject] = project_moves(start, moves_file=args.moves)
+            tables[pyproject] = project_moves(pyproject, moves_file=args.moves)
     if len(set(tables.values())) > 1:
         shown = ", ".join(display_path(str(p or "(none)")) for p in tables)
         raise UsageError(f"the paths belong to projects whose moves differ ({shown}); run "

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from auxcheck._core.paths import is_file
+from auxcheck._core.versions import release_numbers
 from auxcheck.errors import MovesTableError
 
 if TYPE_CHECKING:
@@ -135,13 +136,14 @@ class MoveTable:
         """Returns the oldest of ``releases`` from before a move out of module ``old``, with
         that move's release (``since``), or None when every release has the move (or the
         moves out of ``old`` name no release)."""
-        since = [m.since for m in self.moves if m.old == old and _release_key(m.since)]
+        since = [(n, m.since) for m in self.moves
+                 if m.old == old and (n := release_numbers(m.since)) is not None]
         if not since:
             return None
-        first = min(since, key=_release_key)
-        older = sorted((r for r in releases if _release_key(r) and
-                        _release_key(r) < _release_key(first)), key=_release_key)
-        return (older[0], first) if older else None
+        first, named = min(since)
+        older = sorted((n, r) for r in releases
+                       if (n := release_numbers(r)) is not None and n < first)
+        return (older[0][1], named) if older else None
 
     def new_module_of(self, old: str, name: str) -> str | None:
         """Returns the module ``name`` moved to from ``old``, or None if it did not move."""
@@ -359,14 +361,6 @@ def load_moves(*, moves_file: Path | None = None, pyproject: Path | None = None)
     return table
 
 
-def _release_key(version: str) -> tuple[int, ...]:
-    """Returns ``0.5.20`` as (0, 5, 20) for ordering; () when it names no release."""
-    import re
-
-    head = re.match(r"\d+(?:\.\d+)*", version.strip())
-    return tuple(int(part) for part in head.group(0).split(".")) if head else ()
-
-
 def find_pyproject(start: str | Path) -> Path | None:
     """Returns the nearest ``pyproject.toml`` at or above ``start`` (a file or folder): the
     project whose ``[tool.auxcheck.migrate]`` moves apply there."""
@@ -379,9 +373,10 @@ def find_pyproject(start: str | Path) -> Path | None:
     return None
 
 
-def project_moves(start: str | Path, *, moves_file: Path | None = None) -> MoveTable:
-    """Returns the moves that apply at ``start``: the built-in ones, the project's own
-    (``[tool.auxcheck.migrate]`` of the nearest pyproject.toml) and ``moves_file``'s.
+def project_moves(pyproject: Path | None, *, moves_file: Path | None = None) -> MoveTable:
+    """Returns the moves that apply in the project of ``pyproject`` (found by
+    :func:`find_pyproject`; None: no project): the built-in ones, the project's own
+    (``[tool.auxcheck.migrate]``) and ``moves_file``'s.
 
     The one place every command (``migrate``, ``check``, ``pytest --auxcheck``'s imports
     item) builds its table, so they agree on what is old. Raises MovesTableError, or
@@ -389,7 +384,6 @@ def project_moves(start: str | Path, *, moves_file: Path | None = None) -> MoveT
     """
     from auxcheck._core.config import auxcheck_table
 
-    pyproject = find_pyproject(start)
     if pyproject is not None:  # `tool = 5` is an error naming the key, not a crash
         auxcheck_table(pyproject, "migrate")
     return load_moves(moves_file=moves_file, pyproject=pyproject)

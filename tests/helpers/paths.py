@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
+import pytest
+
 __all__ = ["EXAMPLES", "PACKAGE", "PYRIGHT", "REPO", "RUFF", "STUBS", "TESTS", "TORCH_STANDIN",
-           "TYPED"]
+           "TYPED", "torch_pin"]
 
 REPO = Path(__file__).resolve().parents[2]
 """The root of the checkout."""
@@ -33,3 +36,12 @@ RUFF = Path(sys.executable).with_name("ruff")
 
 PYRIGHT = Path(sys.executable).with_name("pyright")
 """The pyright installed next to this Python (the ``test`` extra pins its version)."""
+
+
+def torch_pin() -> str:
+    """Returns the torch requirement the Makefile installs first (``torch==X.Y.Z``)."""
+    text = (REPO / "Makefile").read_text(encoding="utf-8")
+    match = re.search(r"^TORCH_PIN := (\S+)$", text, flags=re.MULTILINE)
+    if match is None:
+        pytest.fail("the Makefile has no `TORCH_PIN := torch==X.Y.Z` line")
+    return match[1]
