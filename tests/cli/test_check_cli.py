@@ -14,7 +14,7 @@ import pytest
 from helpers.broken_files import BROKEN, PYTHON, Broken, write_broken
 from helpers.paths import EXAMPLES, REPO
 from helpers.plugin_sources import FIXABLE
-from helpers.progress import show_progress, shown_environment, without_timed_lines
+from helpers.progress import show_progress, shown_environment, untimed, without_timed_lines
 
 from auxcheck.cli._check_mypy import mypy_config
 from auxcheck.cli._check_stages import (
@@ -88,15 +88,6 @@ def test_the_legacy_plugin_fails_the_import_scan(capsys: pytest.CaptureFixture[s
     assert status == 1
     assert imports["counts"] == {"files": 3, "findings": 10, "AUX501": 8, "AUX502": 2}
     assert "legacy_plugin/observer.py:5:1: AUX502 star import" in str(imports["output"])
-
-
-TIME = re.compile(r"\d+\.\ds\b")
-"""An elapsed time as the table and the progress lines print it (``3.1s``)."""
-
-
-def untimed(text: str) -> list[str]:
-    """Returns the lines of ``text`` with every elapsed time replaced by ``T``: no wall clock."""
-    return [TIME.sub("T", line).rstrip() for line in text.splitlines()]
 
 
 def test_text_output_ends_with_the_summary_table(capsys: pytest.CaptureFixture[str]) -> None:

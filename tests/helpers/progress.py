@@ -47,3 +47,12 @@ def without_timed_lines(text: str) -> list[str]:
     delay (``what: 3 of 9 files (5 s)``, ``what ... 5 s``, ``what: done, ... in 5.1 s``): what
     is left reads the same however fast the machine ran."""
     return [line for line in text.splitlines() if not _TIMED.match(line)]
+
+
+_ELAPSED = re.compile(r"\d+\.\ds\b")
+"""An elapsed time as ``check``'s table and the progress lines print it (``3.1s``)."""
+
+
+def untimed(text: str) -> list[str]:
+    """Returns the lines of ``text`` with every elapsed time replaced by ``T``: no wall clock."""
+    return [_ELAPSED.sub("T", line).rstrip() for line in text.splitlines()]
