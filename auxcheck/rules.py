@@ -135,6 +135,15 @@ _TABLE: tuple[tuple[str, str, str], ...] = (
       "AROUND), or take `*args, **kwargs` and pass them on")),
     ("AUX704", "a call into SGLang does not bind to the callee's signature in that release",
      ("call it with the parameters that release declares, or branch on the release")),
+    ("AUX705", ("SGLang cannot use a plugin class in that release: an abstract method of its "
+                "SGLang base is missing, or SGLang builds it or calls one of its overrides with "
+                "arguments it cannot take"),
+     ("define every abstract method of the base, and give `__init__` and each override the "
+      "parameters the release passes (or take `*args, **kwargs`)")),
+    ("AUX706", ("a hook or patch cannot take effect in that release: nothing calls its target, "
+                "or the class binds the method before any hook can wrap it (msgspec)"),
+     ("hook or patch what that release calls instead (the finding names it where a move is "
+      "known), or drop the hook for that release")),
 )
 
 _NOTES = frozenset({"AUX106", "AUX205"})

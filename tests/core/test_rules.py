@@ -31,7 +31,7 @@ DESIGN_CODES = [
     "AUX114", "AUX115", "AUX106",
     "AUX201", "AUX202", "AUX203", "AUX204", "AUX205", "AUX301", "AUX302", "AUX303", "AUX304", "AUX305",
     "AUX306", "AUX401", "AUX402", "AUX403", "AUX501", "AUX502", "AUX503", "AUX504", "AUX601",
-    "AUX701", "AUX702", "AUX703", "AUX704",
+    "AUX701", "AUX702", "AUX703", "AUX704", "AUX705", "AUX706",
 ]
 """The codes of the product design's rule table (docs/rules.md renders auxcheck's), in its order.
 
