@@ -255,10 +255,13 @@ def call_sites(index: ReleaseIndex, target: Callee) -> list[CallShape]:
     wanted = owner or name
     index.load_all()
     home = target.where.rpartition(".")[0] if owner is None else target.owner or ""
-    modules = {m for m in (home, home.rpartition(".")[0]) if index.module_file(m)}
+    home_module = index.split_where(home)[0] if owner is not None else home
+    modules = {m for m in (home, home_module, home.rpartition(".")[0]) if index.module_file(m)}
     modules |= {s.name for s in index.summaries() if any(n == wanted for _, n in s.uses)}
     sites: list[CallShape] = []
-    called = re.compile(rf"\b{re.escape(name)}\s*\(")
+    # A constructor is called as the class: ``Cls(...)`` (or ``Cls.__init__(self, ...)``).
+    called = re.compile(rf"\b{re.escape(owner if name == '__init__' and owner else name)}"
+                        r"\s*(?:\.\s*__init__\s*)?\(")
     for module in sorted(modules):
         path = index.module_file(module) or ""
         if _is_test(path) or not called.search(index.release.read(path) or ""):
@@ -293,10 +296,20 @@ def _receiver(func: ast.expr, target: Callee, name: str, owner: str | None) -> i
     # How many arguments the wrapper gets before the call's own: None when not a call of it.
     called = func.attr if isinstance(func, ast.Attribute) else (
         func.id if isinstance(func, ast.Name) else None)
+    if name == "__init__" and owner is not None:
+        # ``Cls(...)`` runs ``Cls.__init__(self, ...)``; ``Cls.__init__(obj, ...)`` passes it.
+        # ``super().__init__(...)`` is left out: which class's ``__init__`` it reaches is
+        # the caller's MRO, not a name auxcheck can read here.
+        if called == owner:
+            return 1
+        through = isinstance(func, ast.Attribute) and (
+            isinstance(func.value, ast.Name) and func.value.id == owner
+            or isinstance(func.value, ast.Attribute) and func.value.attr == owner)
+        return 0 if called == "__init__" and through else None
     if called != name:
         return None
     if target.kind == "class":
-        return 1  # self
+        return 0  # the constructor's shape, ``self`` not among its arguments
     if owner is None:
         return 0
     if not isinstance(func, ast.Attribute):

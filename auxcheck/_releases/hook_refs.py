@@ -84,6 +84,8 @@ class PluginModule:
     bindings: Mapping[str, str]
     values: Mapping[str, HookRef] = field(default_factory=dict)
     """Module-level ``NAME = partial(...)`` / ``lambda`` / another name: what NAME refers to."""
+    bases: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """Each class's bases, by qualname: absolute dotted paths where the file imports them."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +99,9 @@ class ResolvedHook:
     unclear: tuple[str, ...] = ()
     """Decorators whose effect on the signature auxcheck does not know."""
     unknown: str | None = None
+    inherits: str | None = None
+    """For a class without an ``__init__`` of its own: its first base, whose constructor it
+    takes (an absolute dotted path where the file imports it; ``object`` when it has none)."""
 
 
 def hook_ref(node: ast.expr, scope: str) -> HookRef:
@@ -215,7 +220,7 @@ def _enclosing_class(scope: str, home: PluginModule) -> str | None:
 
 def _definition(qualname: str, home: PluginModule, *, name: str) -> ResolvedHook | str:
     if qualname in home.classes:
-        return ResolvedHook(name, is_class=True)
+        return _constructor(qualname, home, name=name)
     owner = qualname.rpartition(".")[0]
     if owner in home.classes:
         return _member(qualname, home, bound=False, name=name)
@@ -223,6 +228,23 @@ def _definition(qualname: str, home: PluginModule, *, name: str) -> ResolvedHook
     if function is None:
         return f"`{name}` is not a function or class of {home.name}"
     return _signed(function, name, drop_first=False)
+
+
+def _constructor(qualname: str, home: PluginModule, *, name: str) -> ResolvedHook:
+    """A class as a hook: called as its constructor, its own ``__init__`` without ``self``.
+
+    Without an ``__init__`` of its own the class's first base supplies it: ``inherits``
+    names that base (as the file binds it), for the caller to judge."""
+    init = home.functions.get(f"{qualname}.__init__")
+    if init is None:
+        bases = home.bases.get(qualname, ())
+        if not bases:  # object's constructor: no arguments at all
+            return ResolvedHook(name, inspect.Signature(), True)
+        return ResolvedHook(name, is_class=True, inherits=bases[0])
+    found = _signed(init, name, drop_first=True)
+    if isinstance(found, str):
+        return ResolvedHook(name, is_class=True, unknown=found)
+    return ResolvedHook(name, found.signature, True, init, found.unclear)
 
 
 def _member(qualname: str, home: PluginModule, *, bound: bool, name: str) -> ResolvedHook | str:

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from auxcheck._core.progress import task
+from auxcheck._releases.external import external_class
 from auxcheck._releases.stars import star_source
 from auxcheck._releases.summaries import (
     ClassSummary,
@@ -283,9 +284,39 @@ class ReleaseIndex:
             return self.member(module, qualname, attr)
         if owner.kind == "function" and attr in _OBJECT_ATTRS:
             return Lookup(True, "variable", f"{owner.where}.{attr}")
+        if owner.kind == "variable":
+            found = self._instance_member(owner.where, attr)
+            if found is not None:
+                return found
         return Lookup(True, "unknown", f"{owner.where}.{attr}", certain=False,
                       reason=f"{owner.where} is a {owner.kind or 'value'}; auxcheck cannot see "
                              "its attributes")
+
+    def _instance_member(self, where: str, attr: str) -> Lookup | None:
+        """``getattr`` on a module-level instance (``ModelRegistry = _ModelRegistry()``): a
+        member of its class's body (methods come ``bound``, their ``self`` given). None when
+        the value is not one such call or the class lacks it (the instance may set it)."""
+        module, _, name = where.rpartition(".")
+        tree = self.tree(module) if self.module_file(module) else None
+        if tree is None:
+            return None
+        calls = [n.value for n in tree.body if isinstance(n, (ast.Assign, ast.AnnAssign))
+                 and n.value is not None
+                 and any(isinstance(t, ast.Name) and t.id == name
+                         for t in (n.targets if isinstance(n, ast.Assign) else [n.target]))]
+        if len(calls) != 1 or not isinstance(calls[0], ast.Call):
+            return None  # bound twice, or not a call: which value it holds is not plain
+        func = calls[0].func
+        head = func.id if isinstance(func, ast.Name) else None
+        cls = self.provides(module, head) if head is not None else None
+        if cls is None or not (cls.ok and cls.certain and cls.kind == "class"):
+            return None
+        owner_module, _, qualname = self._split_class(cls.where)
+        found = self.member(owner_module, qualname, attr)
+        if not (found.ok and found.certain):
+            return None
+        return Lookup(True, "bound" if found.kind == "function" else found.kind, found.where,
+                      found.reason)
 
     def split_where(self, where: str) -> tuple[str, str]:
         """Returns (module, qualname) of a dotted definition: the longest module with a file."""
@@ -347,7 +378,10 @@ class ReleaseIndex:
         if unseen:
             return Lookup(True, "unknown", f"{where}.{attr}", certain=False,
                           reason=f"{qualname} has bases auxcheck cannot read ({', '.join(unseen)})")
-        return Lookup(False, reason=f"class {where} has no attribute {attr} (nor do its bases)")
+        outside = sorted({o for o in _outside_bases(self, module, cls.bases)})
+        read = f"; {', '.join(outside)} read as installed here" if outside else ""
+        return Lookup(False, reason=f"class {where} has no attribute {attr} (nor do its "
+                                    f"bases{read})")
 
     def homes(self) -> Homes:
         """Returns where this release keeps each name (reads the whole release, once)."""
@@ -363,15 +397,51 @@ class ReleaseIndex:
         if not head.isidentifier() or not all(p.isidentifier() for p in rest):
             return Lookup(True, "unknown", base, certain=False)
         found = self.provides(module, head)
-        for part in rest:
+        for at, part in enumerate(rest):
             if not found.ok or not found.certain:
+                if found.kind == "external":
+                    found = Lookup(True, "external", ".".join([found.where, *rest[at:]]),
+                                   certain=False)
                 break
             found = self.attribute(found, part)
+        if found.kind == "external":
+            return _outside_member(found.where, attr)
         if found.kind != "class" or not found.certain:
             return Lookup(True, "unknown", base, certain=False)
         owner_module, _, qualname = self._split_class(found.where)
         answer = self.member(owner_module, qualname, attr, _seen=seen)
         return answer if answer.ok else None
+
+
+def _outside_bases(index: ReleaseIndex, module: str, bases: Sequence[str], *,
+                   depth: int = 0) -> Iterator[str]:
+    """Yields the bases outside sglang (``torch.nn.Module``) directly under these SGLang bases:
+    what a "has no attribute" answer also read from the environment."""
+    if depth > 20:  # a cycle of bases: member() answered "cannot tell" for it already
+        return
+    for base in bases:
+        head, *rest = base.split(".")
+        if base in _PLAIN_BASES or not head.isidentifier():
+            continue
+        found = index.provides(module, head)
+        if found.kind == "external":
+            yield ".".join([found.where, *rest])
+        elif found.ok and found.certain and found.kind == "class":
+            owner, _, qualname = index._split_class(found.where)
+            cls = index.classes(owner).get(qualname)
+            if cls is not None:
+                yield from _outside_bases(index, owner, cls.bases, depth=depth + 1)
+
+
+def _outside_member(dotted: str, attr: str) -> Lookup | None:
+    """A base outside sglang (``torch.nn.Module``), read from the package installed here:
+    None when it certainly lacks ``attr``; uncertain when it cannot be read."""
+    found = external_class(dotted)
+    if found is None:
+        return Lookup(True, "unknown", dotted, certain=False)
+    if attr in found.members:
+        return Lookup(True, "unknown", f"{dotted}.{attr}", reason=f"{dotted} ({found.origin})")
+    return None
 
 
 def _read_cache(path: Path) -> list[dict[str, object]] | None:

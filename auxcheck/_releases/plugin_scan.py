@@ -79,6 +79,8 @@ class ImportUse:
     alternatives: tuple[str, ...] = ()
     """For ``alias.X`` where a ``try/except ImportError`` binds ``alias`` to one of several
     modules: those modules, the ``try`` body's first. ``module`` is then the last."""
+    handler: str = "except ImportError"
+    """The clause of ``group``'s ``try`` that catches the failed import, as written."""
 
     @property
     def dotted(self) -> str:
@@ -188,6 +190,7 @@ class _FileScan(ast.NodeVisitor):
         self.names: dict[str, str] = {}  # local name -> sglang dotted object it is bound to
         self.constants: dict[str, str] = {}  # module-level NAME = "string"
         self.group: str | None = None
+        self.handler = "except ImportError"
         self.fallback = False
         self.alias_options: dict[str, list[str]] = {}  # alias -> modules, per try/except branch
         self.calls: list[CallUse] = []
@@ -199,11 +202,13 @@ class _FileScan(ast.NodeVisitor):
         self.hooked: set[int] = set()  # plugin_hook decorator calls already registered
         self.values: dict[str, HookRef] = {}  # module-level NAME = partial(...) / lambda / name
         self.stored: set[str] = set()  # sglang attributes the plugin assigns (module.X = ...)
+        self.local_constants: list[dict[str, str | None]] = []  # per enclosing function
+        self.class_bases: dict[str, tuple[str, ...]] = {}  # qualname -> absolute bases
 
     def use(self, node: ast.AST, module: str, name: str | None, kind: str, text: str,
             create: bool = False) -> None:
         self.imports.append(ImportUse(self.at(node), module, name, kind, text, create,
-                                      self.group, self.fallback))
+                                      self.group, self.fallback, handler=self.handler))
 
     def visit_If(self, node: ast.If) -> None:
         # Imports under `if TYPE_CHECKING:` never run: they are mypy's business.
@@ -224,9 +229,12 @@ class _FileScan(ast.NodeVisitor):
         # block is the fallback; one catching TypeError guards the body's calls.
         imports = any(catches_import_error(h) for h in node.handlers)
         types = any(_catches_type_error(h) for h in node.handlers)
-        saved = self.group, self.fallback
+        saved = self.group, self.fallback, self.handler
         if imports:
             self.group = self.at(node)
+            caught = next(h for h in node.handlers if catches_import_error(h))
+            self.handler = ("except:" if caught.type is None
+                            else f"except {ast.unparse(caught.type)}")
         if types:
             self.guards.append(f"it runs in the `try` at line {node.lineno}, whose handler "
                                "catches TypeError")
@@ -239,7 +247,7 @@ class _FileScan(ast.NodeVisitor):
         for handler in node.handlers:
             for child in handler.body:
                 self.visit(child)
-        self.group, self.fallback = saved
+        self.group, self.fallback, self.handler = saved
         for child in [*node.orelse, *node.finalbody]:
             self.visit(child)
 
@@ -318,7 +326,8 @@ class _FileScan(ast.NodeVisitor):
                 return
             self.imports.append(ImportUse(self.at(node), full.rpartition(".")[0],
                                           full.rpartition(".")[2], "attribute", chain,
-                                          False, self.group, self.fallback, options))
+                                          False, self.group, self.fallback, options,
+                                          self.handler))
             return  # the whole chain is one use; do not report its prefixes
         self.generic_visit(node)
 
@@ -361,6 +370,9 @@ class _FileScan(ast.NodeVisitor):
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             return node.value
         if isinstance(node, ast.Name):
+            for scope in reversed(self.local_constants):
+                if node.id in scope:  # a local shadows the module's name, even when unknown
+                    return scope[node.id]
             return self.constants.get(node.id)
         if isinstance(node, ast.FormattedValue) and node.conversion == -1 and not node.format_spec:
             return self._target(node.value)
@@ -393,10 +405,44 @@ class _FileScan(ast.NodeVisitor):
                                                   self.at(node), returns_of(node))
         self._decorator_hooks(node, qualname)
         self.scope.append(node.name)
+        self.local_constants.append({})
+        self.local_constants[-1] = self._locals(node)
         self.generic_visit(node)
+        self.local_constants.pop()
         self.scope.pop()
 
     visit_AsyncFunctionDef = visit_FunctionDef
+
+    def _locals(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, str | None]:
+        """Returns the function's names bound to one string (``T = "sglang..."``, an f-string
+        or ``+`` of such names); a name bound any other way, or twice, maps to None."""
+        found: dict[str, str | None] = {}
+        bound: dict[str, int] = {}
+        stack: list[ast.AST] = [*node.body]
+        assigns: list[ast.Assign] = []
+        while stack:
+            item = stack.pop()
+            if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
+                                 ast.Lambda)):
+                if not isinstance(item, ast.Lambda):
+                    bound[item.name] = bound.get(item.name, 0) + 1
+                continue
+            if isinstance(item, ast.Name) and not isinstance(item.ctx, ast.Load):
+                bound[item.id] = bound.get(item.id, 0) + 1
+            if isinstance(item, ast.Assign):
+                assigns.append(item)
+            stack.extend(ast.iter_child_nodes(item))
+        for arg in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs,
+                    node.args.vararg, node.args.kwarg):
+            if arg is not None:
+                bound[arg.arg] = 2  # a parameter: its value is the caller's
+        found.update({name: None for name in bound})
+        self.local_constants[-1] = found
+        for assign in sorted(assigns, key=lambda a: (a.lineno, a.col_offset)):
+            [target] = assign.targets if len(assign.targets) == 1 else [None]
+            if isinstance(target, ast.Name) and bound.get(target.id) == 1:
+                found[target.id] = self._target(assign.value)
+        return found
 
     def _decorator_hooks(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef,
                          qualname: str) -> None:
@@ -427,6 +473,7 @@ class _FileScan(ast.NodeVisitor):
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
         qualname = ".".join([*self.scope, node.name])
         self.defined_classes.add(qualname)
+        self.class_bases[qualname] = tuple(self._absolute_base(b) for b in node.bases)
         self._decorator_hooks(node, qualname)
         self._contract(node)
         self.scope.append(node.name)
@@ -436,6 +483,13 @@ class _FileScan(ast.NodeVisitor):
         extras: list[ast.AST] = [*node.bases, *node.keywords, *node.decorator_list]
         for extra in extras:
             self.visit(extra)
+
+    def _absolute_base(self, base: ast.expr) -> str:
+        text = _dotted(base.value if isinstance(base, ast.Subscript) else base) or ast.unparse(
+            base)
+        head, dot, rest = text.partition(".")
+        origin = self.bindings.get(head)
+        return f"{origin}{dot}{rest}" if origin is not None else text
 
     def _contract(self, node: ast.ClassDef) -> None:
         methods = {n.name: parse_function(n) for n in node.body
@@ -529,7 +583,7 @@ def scan_project(root: Path, *, exclude: Sequence[str] = ()) -> PluginScan:
         stored |= scan.stored
         modules.append(PluginModule(module or shown, scan.functions,
                                     frozenset(scan.defined_classes), scan.bindings,
-                                    scan.values))
+                                    scan.values, scan.class_bases))
     imports = [u for u in imports if not (u.kind == "attribute" and u.dotted in stored)]
     entry_points, problems = read_entry_points(root)
     unreadable = tuple(f"{f.location}: not scanned, AUX504 {f.message.partition('; ')[0]}"

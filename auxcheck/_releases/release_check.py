@@ -124,14 +124,15 @@ def _import_stage(scan: PluginScan, index: ReleaseIndex, homes: _Hints, *,
             _judge_use(stage, use, found, handled=not (primary_broken and fallback_broken))
         if not broken:
             continue
+        handler = uses[0][0].handler
         if primary_broken and fallback_broken:
             for use, found in broken:
                 _unresolved(stage, use, found, index, homes,
-                            also="; its `except ImportError` fallback fails too")
+                            also=f"; its `{handler}` fallback fails too")
         else:
             shown = ", ".join(f"`{u.text}`" for u, _ in broken)
             stage.notes.append(f"{group}: {shown} does not resolve in sglang {index.version}; "
-                               "the `except ImportError` there handles it")
+                               f"the `{handler}` there handles it")
     if not attributes:
         stage.notes += scan.unreadable
     return stage.done()

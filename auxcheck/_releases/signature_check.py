@@ -88,9 +88,15 @@ def _where_to_go(target: str, index: ReleaseIndex) -> str:
         if near:
             tips.append(f"the closest names in {owner_path}: {', '.join(near)}")
     home = home_near(index.homes(), attr, owner_path)
+    cls_path, _, cls = owner_path.rpartition(".")
+    cls_home = home_near(index.homes(), cls, cls_path) if not owner.ok and cls_path else None
     if isinstance(home, Home) and f"{home.module}.{attr}" != target:
         tips.append(f"sglang {index.version} defines {attr} in {home.module}{home.among()}: "
                     f"hook {home.module}.{attr}")
+    elif isinstance(cls_home, Home) and index.member(cls_home.module, cls, attr).ok:
+        # The class moved (``Owner.method`` with ``Owner`` defined elsewhere now).
+        tips.append(f"sglang {index.version} defines {cls} in {cls_home.module}"
+                    f"{cls_home.among()}: hook {cls_home.module}.{cls}.{attr}")
     elif not owner.ok:
         near_module = close_names(owner_path, index.modules(), limit=2)
         if near_module:
@@ -203,7 +209,8 @@ class _Hooks:
         stage = self.stage
         if hook.target is None:
             stage.judge(hook.location, hook.text, "note",
-                        "hook target is not a string constant; not checked")
+                        "hook target is not a string auxcheck can read (a constant, or an "
+                        "f-string or `+` of names bound once to strings); not checked")
             return
         stage.checked += 1
         resolved = (resolve_hook(hook.hook, hook.module, self.modules)
@@ -275,8 +282,8 @@ class _Hooks:
                         f"`{hook.text}` names no hook auxcheck can read; its signature is "
                         "not judged")
             return
-        if resolved.is_class:
-            stage.judge(hook.location, target_name, "ok", "class REPLACE")
+        if resolved.is_class and resolved.signature is None and resolved.unknown is None:
+            self.inherited(hook, resolved)
             return
         if resolved.signature is None:
             stage.judge(hook.location, target_name, "note",
@@ -284,7 +291,9 @@ class _Hooks:
                         "judged")
             return
         found = self.index.resolve(target_name)
-        target = callee(self.index, found.where) if found.ok and found.certain else None
+        # A method of a module-level instance is wrapped bound: not the class's signature.
+        target = callee(self.index, found.where) if (
+            found.ok and found.certain and found.kind != "bound") else None
         if target is None:
             stage.judge(hook.location, target_name, "note",
                         f"the signature of {target_name} in sglang {self.index.version} "
@@ -299,6 +308,22 @@ class _Hooks:
             fit = fit_hook(signature, resolved.signature, hook.hook_type,
                            sites=call_sites(self.index, target))
         self.verdict(hook, resolved, target, signature, fit)
+
+    def inherited(self, hook: HookUse, resolved: ResolvedHook) -> None:
+        """A class REPLACEs the target with the constructor it inherits: the target's own
+        when it derives from the target, else one auxcheck does not read."""
+        target_name, base = hook.target or "", resolved.inherits or "object"
+        found = self.index.resolve(base) if _is_sglang(base) else None
+        if base == target_name or found is not None and found.ok and found.certain and (
+                found.where == self.index.resolve(target_name).where):
+            self.stage.judge(hook.location, target_name, "ok",
+                             f"class REPLACE: `{resolved.name}` derives from {target_name} and "
+                             "takes its constructor")
+            return
+        self.stage.judge(hook.location, target_name, "note",
+                         f"class REPLACE: `{resolved.name}` takes the constructor of {base}, "
+                         f"which auxcheck does not compare with the calls SGLang makes to "
+                         f"{target_name}; not judged")
 
     def verdict(self, hook: HookUse, resolved: ResolvedHook, target: Callee,
                 signature: inspect.Signature, fit: HookFit) -> None:
@@ -343,25 +368,28 @@ def call_stage(scan: PluginScan, index: ReleaseIndex) -> ReleaseStage:
 def _call(stage: StageBuilder, call: CallUse, index: ReleaseIndex) -> None:
     dotted = taken_branch(call.dotted, call.alternatives, index.module_exists)
     found = index.resolve(dotted) if dotted is not None else Lookup(False)
-    if not (found.ok and found.certain and found.kind in ("function", "class")):
+    if not (found.ok and found.certain and found.kind in ("function", "class", "bound")):
         return  # a missing name is the imports/attributes stage's finding; others are values
     target = callee(index, found.where)
     if target is None or target.kind == "property":
         return
     stage.checked += 1
-    if call.splat:
-        stage.judge(call.location, call.dotted, "note",
-                    f"`{call.text}` passes *args or **kwargs: its binding to "
-                    f"{call.dotted} is not judged")
-        return
-    drop = target.kind in ("class", "classmethod")
+    # Through a module-level instance (``bound``) a method gets its ``self`` already.
+    drop = target.kind in ("class", "classmethod") or (
+        found.kind == "bound" and target.kind == "method")
     try:
         signature = signature_of(target.params, drop_first=drop)
     except ValueError:
         stage.judge(call.location, call.dotted, "note", f"the parameters of {target.where} "
                     "cannot be read")
         return
-    problem = bind_problem(signature, call.positional, call.keywords)
+    problem = _splat_problem(signature, call) if call.splat else bind_problem(
+        signature, call.positional, call.keywords)
+    if call.splat and problem is None:
+        stage.judge(call.location, call.dotted, "note",
+                    f"`{call.text}` passes *args or **kwargs: its binding to "
+                    f"{call.dotted} is not judged (only the keywords it names are)")
+        return
     if problem is None:
         stage.judge(call.location, call.dotted, "ok")
         return
@@ -381,3 +409,18 @@ def _call(stage: StageBuilder, call: CallUse, index: ReleaseIndex) -> None:
                f"expected a call that binds to {target.name} in sglang {index.version}", hint)
     stage.judge(call.location, call.dotted, "fail", problem)
 
+
+
+def _splat_problem(signature: inspect.Signature, call: CallUse) -> str | None:
+    """Returns the TypeError a call with ``*args``/``**kwargs`` raises whatever they hold:
+    a keyword it names that the callee has no parameter for (and no ``**kwargs``)."""
+    params = signature.parameters.values()
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
+        return None
+    by_name = {p.name for p in params if p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                                   inspect.Parameter.KEYWORD_ONLY)}
+    unknown = [k for k in call.keywords if k not in by_name]
+    if not unknown:
+        return None
+    return (f"got an unexpected keyword argument '{unknown[0]}' (whatever its *args or "
+            "**kwargs hold)")

@@ -44,13 +44,23 @@ class ReleaseStage:
         return self.result == "fail"
 
     def cell(self) -> str:
-        """Returns the matrix cell: ``ok (3)``, ``FAIL 2 AUX503``, ``-`` when nothing to check."""
+        """Returns the matrix cell: ``ok (3)``, ``ok (3), 2 not judged``, ``2 not judged``,
+        ``FAIL 2 AUX503``, ``-`` when nothing to check.
+
+        Only what was judged is counted ``ok``: a note (auxcheck cannot tell) is "not
+        judged", never part of an ``ok``."""
         if self.result == "fail":
             codes: dict[str, int] = {}
             for finding in self.findings:
                 codes[finding.code] = codes.get(finding.code, 0) + 1
             return "FAIL " + ", ".join(f"{n} {code}" for code, n in sorted(codes.items()))
-        return f"ok ({self.checked})" if self.checked else "-"
+        if not self.judged:
+            return f"ok ({self.checked})" if self.checked else "-"
+        judged = sum(j.verdict == "ok" for j in self.judged)
+        unjudged = sum(j.verdict == "note" for j in self.judged)
+        parts = ([f"ok ({judged})"] if judged else []) + (
+            [f"{unjudged} not judged"] if unjudged else [])
+        return ", ".join(parts) or "-"
 
     def to_dict(self) -> dict[str, Any]:
         """Returns the stage as JSON-ready data, each judgement included."""

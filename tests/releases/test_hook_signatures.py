@@ -121,6 +121,23 @@ CASES = {
         "C.s", "REPLACE", "def HOOK(self, x, y): ...", "C.s(1, 2)", "fail", True),
     "replace-class-with-a-class": Case(
         "C", "REPLACE", "class HOOK:\n    def __init__(self, x=0): ...", "C(1)", "ok", False),
+    "replace-class-whose-constructor-lacks-a-keyword-sglang-passes": Case(
+        "C", "REPLACE", "class HOOK:\n    def __init__(self): ...", "C(x=1)", "fail", True),
+    "replace-class-whose-constructor-lacks-a-parameter-no-call-passes": Case(
+        "C", "REPLACE", "class HOOK:\n    def __init__(self): ...", "C()", "note", False),
+    "replace-class-without-a-constructor-of-its-own": Case(
+        "C", "REPLACE", "class HOOK:\n    pass", "C(1)", "fail", True),
+    "replace-class-deriving-from-the-target": Case(
+        "C", "REPLACE", "from sglang.srt.oracle import C\nclass HOOK(C):\n    pass", "C(x=2)",
+        "ok", False),
+    "after-hook-on-a-constructor-sglang-calls-by-keyword": Case(
+        "C.__init__", "AFTER", "def HOOK(result, self, y=0): ...", "C(x=1)", "fail", True),
+    "after-hook-on-a-constructor-taking-what-sglang-passes": Case(
+        "C.__init__", "AFTER", "def HOOK(result, self, x=0): ...", "C(x=1)\nC(2)", "ok", False),
+    "f-string-target-from-a-name-of-the-registering-function": Case(
+        "C.m", "AFTER", "def after(result, x): ...\n"
+        "def register():\n    owner = 'sglang.srt.oracle.C'\n"
+        "    HookRegistry.register(f'{owner}.m', after, TYPE)", "C().m(1)", "fail", True),
     "around-class-hook-on-a-class": Case(
         "C.m", "AROUND", "class HOOK:\n    pass", "C().m(1)", "fail", True),
     "replace-varargs-target-with-one-parameter-callers-fill": Case(

@@ -126,3 +126,37 @@ def test_the_check_hint_names_the_home_in_the_imports_subsystem(tmp_path: Path) 
     assert finding.hint.startswith(
         f"sglang 0.0.2 defines SamplingParams in {SRT_PARAMS} (chosen among 2 modules "
         "defining it: the only one in sglang.srt); import it from there"), finding.hint
+
+
+def test_a_hook_fix_never_names_a_same_named_class_of_another_subsystem(tmp_path: Path) -> None:
+    """A hook target gone from srt, whose name only multimodal_gen still defines, gets no
+    home: hooking multimodal_gen's class would never reach the srt code the plugin meant."""
+    files = {
+        "sglang/version.py": "__version__ = '0.0.3'\n",
+        "sglang/srt/__init__.py": "",
+        "sglang/srt/plugins/hook_registry.py": "class HookRegistry: ...\n",
+        "sglang/srt/distributed/parallel_state.py": "def init(): ...\n",
+        "sglang/multimodal_gen/__init__.py": "",
+        "sglang/multimodal_gen/runtime/parallel_state.py": "class GroupCoordinator:\n"
+                                                           "    def all_reduce(self, x): ...\n",
+    }
+    plugin = tmp_path / "plugin"
+    (plugin / "plug").mkdir(parents=True)
+    (plugin / "plug" / "__init__.py").write_text(
+        "from sglang.srt.plugins.hook_registry import HookRegistry\n"
+        "def around(original_fn, *args, **kwargs):\n    return original_fn(*args, **kwargs)\n"
+        "def register():\n    HookRegistry.register("
+        "'sglang.srt.distributed.parallel_state.GroupCoordinator.all_reduce', around, 'AROUND')\n")
+    release = write_release(tmp_path / "r", files)
+    result = check_release(scan_project(plugin), ReleaseIndex(Release.from_source(release)))
+    [finding] = next(s for s in result.stages if s.stage == "hooks").findings
+    assert finding.code == "AUX701"
+    assert "multimodal_gen" not in finding.hint, finding.hint
+    # Where srt itself defines the class elsewhere, the hint sends the hook there.
+    (release / "sglang/srt/distributed/coordinator.py").write_text(
+        "class GroupCoordinator:\n    def all_reduce(self, x): ...\n")
+    result = check_release(scan_project(plugin), ReleaseIndex(Release.from_source(release)))
+    [finding] = next(s for s in result.stages if s.stage == "hooks").findings
+    assert ("defines GroupCoordinator in sglang.srt.distributed.coordinator (chosen among 2 "
+            "modules defining it: the only one in sglang.srt): hook sglang.srt.distributed."
+            "coordinator.GroupCoordinator.all_reduce") in finding.hint, finding.hint

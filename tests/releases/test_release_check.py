@@ -141,6 +141,23 @@ def test_imports_resolve_as_python_would_import_them(
     assert codes(judge(tmp_path, source)) == expected
 
 
+@pytest.mark.parametrize(("handler", "shown"), [
+    ("except ImportError:", "`except ImportError` there handles it"),
+    ("except Exception:", "`except Exception` there handles it"),
+    ("except (ImportError, AttributeError):",
+     "`except (ImportError, AttributeError)` there handles it"),
+    ("except:", "`except:` there handles it"),
+])
+def test_a_handled_import_note_names_the_handler_as_written(
+    tmp_path: Path, handler: str, shown: str,
+) -> None:
+    """The note says which clause swallows the failed import, not always ImportError."""
+    result = judge(tmp_path, f"try:\n    from sglang.srt.managers.gone import X\n{handler}\n"
+                             "    X = None\n")
+    [note] = result.stages[0].notes
+    assert note.endswith(shown), note
+
+
 HOOKS = "from sglang.srt.plugins.hook_registry import HookRegistry, HookType, plugin_hook\n"
 
 
@@ -183,7 +200,9 @@ def test_a_hook_target_built_at_run_time_is_a_note_not_a_failure(tmp_path: Path)
     result = judge(tmp_path, HOOKS + "def f(): ...\nHookRegistry.register(make(), f)\n")
     hooks = next(s for s in result.stages if s.stage == "hooks")
     assert hooks.result == "ok"
-    assert hooks.notes == ("plug/hooks.py:3:1: hook target is not a string constant; not checked",)
+    assert hooks.notes == ("plug/hooks.py:3:1: hook target is not a string auxcheck can read (a "
+                           "constant, or an f-string or `+` of names bound once to strings); "
+                           "not checked",)
 
 
 ENTRY = '[project.entry-points."sglang.srt.plugins"]\n'
@@ -733,3 +752,103 @@ def test_an_attribute_of_an_import_that_fails_is_not_a_second_finding(tmp_path: 
     assert codes(result) == {"imports": ["AUX503"]}
     attributes = next(s for s in result.stages if s.stage == "attributes")
     assert [(j.subject, j.verdict) for j in attributes.judged] == [("Gone.apply", "note")]
+
+
+MORE_FILES = {
+    **RELEASE_FILES,
+    "sglang/srt/models/registry.py": """
+        from dataclasses import dataclass, field
+        @dataclass
+        class _ModelRegistry:
+            models: dict = field(default_factory=dict)
+            def register(self, package_name, overwrite=False): ...
+            @classmethod
+            def build(cls, name): ...
+        ModelRegistry = _ModelRegistry()
+        Twice = _ModelRegistry()
+        Twice = None
+        """,
+    "sglang/srt/layers/norm.py": """
+        import torch
+        from torch import nn
+        class CustomOp(nn.Module):
+            def forward_native(self, x): ...
+        class RMSNorm(CustomOp):
+            def forward_cuda(self, x): ...
+        class Unknown(SomethingUnbound):
+            pass
+        """,
+}
+"""The release, with a module-level instance and classes deriving from torch's nn.Module."""
+
+
+def judge_more(tmp_path: Path, source: str) -> ReleaseResult:
+    """Returns the plugin's result on the release with MORE_FILES."""
+    release = Release.from_source(build_release(tmp_path / "release", MORE_FILES))
+    plugin = build_plugin(tmp_path / "plugin", source)
+    return check_release(scan_project(plugin), ReleaseIndex(release), moves=builtin_moves())
+
+
+REGISTRY = "from sglang.srt.models.registry import ModelRegistry, Twice\n"
+NORM = "sglang.srt.layers.norm"
+
+
+@pytest.mark.parametrize(("source", "expected"), [
+    pytest.param(REGISTRY + "ModelRegistry.register('pkg', overwrite=True)\n", {},
+                 id="instance-method-call-that-binds"),
+    pytest.param(REGISTRY + "ModelRegistry.register('pkg', strict=True)\n", {"calls": ["AUX704"]},
+                 id="instance-method-call-with-a-keyword-it-lacks"),
+    pytest.param(REGISTRY + "ModelRegistry.register('a', 'b', 'c')\n", {"calls": ["AUX704"]},
+                 id="instance-method-call-with-one-argument-too-many"),
+    pytest.param(REGISTRY + "ModelRegistry.build('x')\n", {}, id="instance-classmethod-call"),
+    pytest.param(REGISTRY + "ModelRegistry.models['A'] = object\nModelRegistry.anything\n", {},
+                 id="instance-attributes-it-may-set-are-not-judged"),
+    pytest.param(REGISTRY + "Twice.register(1, 2, 3, 4)\n", {},
+                 id="a-name-bound-twice-is-not-judged"),
+    pytest.param(REGISTRY + "def g(kw):\n    ModelRegistry.register('p', strict=True, **kw)\n",
+                 {"calls": ["AUX704"]}, id="a-keyword-it-lacks-beside-a-keyword-splat"),
+    pytest.param(REGISTRY + "def g(kw):\n    ModelRegistry.register('p', overwrite=1, **kw)\n",
+                 {}, id="a-keyword-it-has-beside-a-keyword-splat"),
+    pytest.param(HOOKS + f"HookRegistry.register('{NORM}.RMSNorm.forward_hip', f)\n",
+                 {"hooks": ["AUX701"]}, id="method-missing-through-an-installed-outside-base"),
+    pytest.param(HOOKS + f"HookRegistry.register('{NORM}.RMSNorm.state_dict', f)\n", {},
+                 id="method-of-the-installed-outside-base"),
+    pytest.param(HOOKS + f"HookRegistry.register('{NORM}.Unknown.forward_hip', f)\n", {},
+                 id="method-of-a-class-whose-base-cannot-be-read"),
+    pytest.param(HOOKS + "def register():\n    owner = 'sglang.srt.managers.scheduler.Scheduler'\n"
+                 "    HookRegistry.register(f'{owner}.gone', f)\n"
+                 "    HookRegistry.register(owner + '.also_gone', f)\n",
+                 {"hooks": ["AUX701", "AUX701"]}, id="targets-built-from-a-local-name"),
+    pytest.param(HOOKS + "T = 'sglang.srt.managers.scheduler.Scheduler'\n"
+                 "def register(T):\n    HookRegistry.register(f'{T}.gone', f)\n", {},
+                 id="a-parameter-shadows-the-module-constant"),
+    pytest.param(HOOKS + "def register(flag):\n    owner = 'sglang.srt.managers.scheduler.Nope'\n"
+                 "    if flag:\n        owner = 'sglang.srt.managers.scheduler.Scheduler'\n"
+                 "    HookRegistry.register(f'{owner}.__init__', f)\n", {},
+                 id="a-local-bound-twice-is-not-judged"),
+])
+def test_instances_outside_bases_and_local_targets_are_judged_only_where_certain(
+    tmp_path: Path, source: str, expected: dict[str, list[str]],
+) -> None:
+    """Module-level instances bind their class's methods with ``self`` given; a base outside
+    sglang is read as installed here (torch's nn.Module); a target built from a name the
+    registering function binds once is judged; anything less certain is not."""
+    assert codes(judge_more(tmp_path, "def f(*a, **k): ...\n" + source)) == expected
+
+
+def test_a_missing_method_says_which_outside_base_was_read_as_installed(tmp_path: Path) -> None:
+    """The AUX701 through nn.Module says nn.Module came from this environment's torch."""
+    result = judge_more(tmp_path, HOOKS + "def f(*a, **k): ...\n"
+                        f"HookRegistry.register('{NORM}.RMSNorm.forward_hip', f)\n")
+    [finding] = next(s for s in result.stages if s.stage == "hooks").findings
+    assert "torch.nn.Module read as installed here" in finding.message, finding.message
+
+
+def test_a_local_target_bound_twice_is_a_note_saying_it_is_not_checked(tmp_path: Path) -> None:
+    """What cannot be read is said, not passed: the hooks cell counts it as not judged."""
+    result = judge_more(tmp_path, HOOKS + "def f(*a, **k): ...\ndef register(flag):\n"
+                        "    owner = 'x'\n    if flag:\n        owner = 'y'\n"
+                        "    HookRegistry.register(f'{owner}.m', f)\n")
+    hooks = next(s for s in result.stages if s.stage == "hooks")
+    assert hooks.cell() == "1 not judged"
+    assert "hook target is not a string auxcheck can read" in hooks.notes[0]
