@@ -200,9 +200,9 @@ def test_a_hook_target_built_at_run_time_is_a_note_not_a_failure(tmp_path: Path)
     result = judge(tmp_path, HOOKS + "def f(): ...\nHookRegistry.register(make(), f)\n")
     hooks = next(s for s in result.stages if s.stage == "hooks")
     assert hooks.result == "ok"
-    assert hooks.notes == ("plug/hooks.py:3:1: hook target is not a string auxcheck can read (a "
-                           "constant, or an f-string or `+` of names bound once to strings); "
-                           "not checked",)
+    assert hooks.notes == (("plug/hooks.py:3:1: hook target is not a string auxcheck can read "
+                            "(a constant, or an f-string or `+` of names bound once to "
+                            "strings); not checked"),)
 
 
 ENTRY = '[project.entry-points."sglang.srt.plugins"]\n'
