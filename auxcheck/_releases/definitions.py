@@ -246,6 +246,14 @@ def call_sites(index: ReleaseIndex, target: Callee) -> list[CallShape]:
     arguments cannot be read). Read from the modules that import the target's name (or
     its class's name) and the module defining it.
     """
+    key = ("call_sites", f"{target.kind}:{target.where}")
+    found = index.derived.get(key)
+    if not isinstance(found, tuple):  # many hooks on one target read its call sites once
+        found = index.derived[key] = tuple(_call_sites(index, target))
+    return [shape for shape in found if isinstance(shape, CallShape)]
+
+
+def _call_sites(index: ReleaseIndex, target: Callee) -> list[CallShape]:
     if target.kind == "class":
         name, owner = target.name, None
     elif target.owner is not None:

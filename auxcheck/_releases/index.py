@@ -120,6 +120,8 @@ class ReleaseIndex:
         self._trees: dict[str, ast.Module | None] = {}
         self._complete = False
         self._homes: Homes | None = None
+        self.derived: dict[tuple[str, str], object] = {}
+        """Answers computed from the release once per run (``("call_sites", where)``)."""
 
     @property
     def version(self) -> str:

@@ -210,24 +210,25 @@ def subsystem(module: str) -> str:
     return ".".join(module.split(".")[:2])
 
 
-def _apart(homes: Homes, own: str, other: str) -> bool:
-    """Returns True when ``own`` and ``other`` are two of SGLang's subsystem packages (``srt``,
-    ``multimodal_gen``) of the release: a name never moves from one to the other."""
-    if own == other:
-        return False
-    summaries = [homes.index.summary(s) for s in (own, other)]
-    return all(s is not None and s.package for s in summaries)
+_PROGRAMS = frozenset({"sglang.srt", "sglang.multimodal_gen"})
+"""SGLang's two servers: each runs its own code, so a name never moves from one to the other
+(the shared ``sglang.kernels`` and ``sglang.test`` do trade names with them)."""
+
+
+def _apart(own: str, other: str) -> bool:
+    """Returns True when ``own`` and ``other`` are SGLang's two different servers."""
+    return own != other and own in _PROGRAMS and other in _PROGRAMS
 
 
 def home_near(homes: Homes, name: str, old: str) -> Home | tuple[str, ...] | None:
     """Returns the home of ``name``, which left ``old`` (a module, or the dotted place the
-    name was defined): the one importable module defining it (never one in another
-    subsystem package than ``old``'s: that is another program's name); else, among those in
+    name was defined): the one importable module defining it (never one of the other
+    server, ``srt`` or ``multimodal_gen``, than ``old``'s: that is another program's name); else, among those in
     ``old``'s subsystem (or all, when none is), the one SGLang imports it from most. A tuple
     of the candidates when that leaves a tie; None when no importable module defines it."""
     definers = sorted(set(homes.definers.get(name, ())))  # importable modules only
     own = subsystem(old)
-    if len(definers) == 1 and _apart(homes, own, subsystem(definers[0])):
+    if len(definers) == 1 and _apart(own, subsystem(definers[0])):
         return None  # another program's same-named class: hooking it never reaches old's code
     if len(definers) <= 1:
         return Home(definers[0]) if definers else None

@@ -32,6 +32,8 @@ from auxcheck._releases.hook_refs import (
     hook_ref,
     returns_of,
 )
+from auxcheck._releases.plugin_classes import PluginClass, collect_classes
+from auxcheck._releases.plugin_patches import PatchUse, collect_patches
 from auxcheck.report import Finding
 
 __all__ = [
@@ -173,6 +175,10 @@ class PluginScan:
     """Entry-point table problems found while reading ``pyproject.toml``."""
     broken: tuple[Finding, ...] = ()
     """The AUX504 finding of each file that could not be read, decoded or parsed."""
+    patches: tuple[PatchUse, ...] = ()
+    """Attributes the plugin sets on SGLang modules by hand (``setattr``, ``m.name = v``)."""
+    subclasses: tuple[PluginClass, ...] = ()
+    """Every class the plugin defines, with its bases and methods: the ``classes`` stage."""
 
 
 # ---------------------------------------------------------------- one file
@@ -565,6 +571,8 @@ def scan_project(root: Path, *, exclude: Sequence[str] = ()) -> PluginScan:
     stored: set[str] = set()
     modules: list[PluginModule] = []
     broken: list[Finding] = []
+    patches: list[PatchUse] = []
+    subclasses: list[PluginClass] = []
     files = 0
     for path in iter_python_files([str(root)], exclude=exclude):
         files += 1
@@ -576,6 +584,10 @@ def scan_project(root: Path, *, exclude: Sequence[str] = ()) -> PluginScan:
         module = module_name_of(path, anchors=("sglang",))
         scan = _FileScan(shown, module, Path(path).name == "__init__.py")
         deep_call(functools.partial(scan.scan, tree))  # Python parsed it: walk it however deep
+        patches += deep_call(functools.partial(
+            collect_patches, tree, shown=shown, module=module or shown, bindings=scan.bindings))
+        subclasses += deep_call(functools.partial(
+            collect_classes, tree, shown=shown, module=module or shown, bindings=scan.bindings))
         imports += scan.imports
         hooks += scan.hooks
         classes += scan.classes
@@ -590,7 +602,8 @@ def scan_project(root: Path, *, exclude: Sequence[str] = ()) -> PluginScan:
                        for f in broken)
     return PluginScan(root, files, tuple(imports), tuple(hooks), tuple(classes),
                       tuple(entry_points), tuple(calls), tuple(modules), unreadable,
-                      tuple(problems), tuple(broken))
+                      tuple(problems), tuple(broken), patches=tuple(patches),
+                      subclasses=tuple(subclasses))
 
 
 def _parse(path: str, shown: str) -> ast.Module | Finding:

@@ -1,6 +1,6 @@
 """``auxcheck check --sglang R1,R2``: judges a plugin against each SGLang release's own source.
 
-Per release, six stages, none importing SGLang:
+Per release, seven stages, none importing SGLang:
 
 - ``imports``: every ``sglang`` import and patch target resolves (AUX503, with the fix
   where a move is known);
@@ -10,6 +10,9 @@ Per release, six stages, none importing SGLang:
   and the hook takes the call HookRegistry makes on the target's signature (AUX703);
 - ``calls``: every call the plugin makes to an SGLang function, class or method it
   names binds to that release's signature (AUX704);
+- ``classes``: every plugin class deriving from an SGLang class defines the abstract
+  methods its bases declare, its overrides take the calls SGLang makes to them (AUX705),
+  and the methods it calls on ``self``/``super()`` exist (AUX503) and bind (AUX704);
 - ``entry-points``: every ``sglang.srt.plugins`` entry point of ``pyproject.toml`` names
   a module-level callable that takes no arguments, and the release loads plugins (AUX702);
 - ``contract``: the plugin's implementations of the contract protocols accept the calls
@@ -32,6 +35,7 @@ from auxcheck._core.pyast import bound_names
 from auxcheck._core.signatures import FunctionInfo, SignatureCarrier, signature_of
 from auxcheck._core.sources import parse_file
 from auxcheck._core.text import close_names
+from auxcheck._releases.class_check import class_stage
 from auxcheck._releases.definitions import names_in
 from auxcheck._releases.index import Lookup, ReleaseIndex
 from auxcheck._releases.moves_infer import Home, home_near
@@ -56,7 +60,8 @@ __all__ = [
     "render_matrix",
 ]
 
-RELEASE_STAGES = ("imports", "attributes", "hooks", "calls", "entry-points", "contract")
+RELEASE_STAGES = ("imports", "attributes", "hooks", "calls", "classes", "entry-points",
+                  "contract")
 
 _CONTRACT_MODULES = ("sglang.srt.managers.auxiliary_output",
                      "sglang.srt.sampling.sampling_observer",
@@ -373,19 +378,26 @@ def _few_collections() -> Iterator[None]:
         gc.set_threshold(*before)
 
 
-def check_release(scan: PluginScan, index: ReleaseIndex, *, moves: Any = None) -> ReleaseResult:
-    """Returns the plugin's result on one release: every stage of :data:`RELEASE_STAGES`."""
+def check_release(scan: PluginScan, index: ReleaseIndex, *, moves: Any = None,
+                  peers: Sequence[ReleaseIndex] = ()) -> ReleaseResult:
+    """Returns the plugin's result on one release: every stage of :data:`RELEASE_STAGES`.
+
+    ``peers`` are the other releases of the run: a hook whose target they call and this
+    release no longer does is judged on that evidence (AUX706).
+    """
     with _few_collections():
-        return _check_release(scan, index, moves)
+        return _check_release(scan, index, moves, peers)
 
 
-def _check_release(scan: PluginScan, index: ReleaseIndex, moves: Any) -> ReleaseResult:
+def _check_release(scan: PluginScan, index: ReleaseIndex, moves: Any,
+                   peers: Sequence[ReleaseIndex] = ()) -> ReleaseResult:
     failed: set[str] = set()
     stages = (
         _import_stage(scan, index, _Hints(moves), failed=failed),
         _import_stage(scan, index, _Hints(moves), attributes=True, failed=failed),
-        hook_stage(scan, index),
+        hook_stage(scan, index, peers),
         call_stage(scan, index),
+        class_stage(scan, index),
         _entry_stage(scan, index),
         _contract_stage(scan, index),
     )

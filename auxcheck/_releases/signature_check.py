@@ -31,7 +31,9 @@ from auxcheck._releases.hook_refs import (
     resolve_hook,
 )
 from auxcheck._releases.index import Lookup, ReleaseIndex
+from auxcheck._releases.inert import inert_hook
 from auxcheck._releases.moves_infer import Home, home_near
+from auxcheck._releases.plugin_patches import judge_patches
 from auxcheck._releases.plugin_scan import CallUse, HookUse, PluginScan, taken_branch
 from auxcheck._releases.stage import ReleaseStage, StageBuilder
 
@@ -185,9 +187,11 @@ def _hint(hook_type: str, signature: inspect.Signature) -> str:
 
 
 class _Hooks:
-    def __init__(self, scan: PluginScan, index: ReleaseIndex) -> None:
+    def __init__(self, scan: PluginScan, index: ReleaseIndex,
+                 peers: Sequence[ReleaseIndex] = ()) -> None:
         self.scan = scan
         self.index = index
+        self.peers = peers
         self.modules: Mapping[str, PluginModule] = {m.name: m for m in scan.modules}
         self.roots: Sequence[Path] = (scan.root, scan.root / "src")
         self.stage = StageBuilder("hooks")
@@ -200,9 +204,11 @@ class _Hooks:
                                 f"`{hook.text}`: sglang {self.index.version} has no "
                                 f"{_HOOK_REGISTRY}",
                                 "expected a release whose HookRegistry applies the hook")
+            judge_patches(self.stage, self.scan.patches, self.index, self.peers)
             return self.stage.done()
         for hook in self.scan.hooks:
             self.one(hook)
+        judge_patches(self.stage, self.scan.patches, self.index, self.peers)
         return self.stage.done()
 
     def one(self, hook: HookUse) -> None:
@@ -233,6 +239,13 @@ class _Hooks:
                        f"expected a function, class or method that sglang "
                        f"{self.index.version} has", _where_to_go(hook.target, self.index))
             stage.judge(hook.location, hook.target, "fail", problem)
+            return
+        inert = inert_hook(hook.target, self.index, self.peers)
+        if inert is not None:
+            stage.fail("AUX706", hook.location, f"hook on {hook.target}: {inert.seen}",
+                       f"expected a hook target sglang {self.index.version}'s code runs",
+                       inert.hint)
+            stage.judge(hook.location, hook.target, "fail", inert.seen)
             return
         self.returns(hook, resolved)
         self.signature(hook, resolved)
@@ -349,9 +362,12 @@ class _Hooks:
         stage.judge(hook.location, hook.target or "", "fail", text)
 
 
-def hook_stage(scan: PluginScan, index: ReleaseIndex) -> ReleaseStage:
-    """Returns the ``hooks`` stage: targets (AUX701) and hook signatures (AUX703)."""
-    return _Hooks(scan, index).run()
+def hook_stage(scan: PluginScan, index: ReleaseIndex,
+               peers: Sequence[ReleaseIndex] = ()) -> ReleaseStage:
+    """Returns the ``hooks`` stage: targets (AUX701), hooks and patches that never take effect
+    (AUX706; ``peers``, the run's other releases, are the evidence) and hook signatures
+    (AUX703)."""
+    return _Hooks(scan, index, peers).run()
 
 
 # ---------------------------------------------------------------- calls

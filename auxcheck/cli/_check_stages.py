@@ -367,16 +367,25 @@ def run_sglang(options: CheckOptions) -> StageResult:
                      if r.version not in versions]
     except ReleaseError as exc:
         return StageResult("sglang", "error", summary=str(exc), output=str(exc))
+    # Every release found first: each is checked with the others as peers (a hook target
+    # they call and it no longer does, AUX706).
+    found: list[tuple[str, ReleaseIndex | ReleaseResult]] = []
     for version in versions:
         try:
             release = find_release(version, wheels=options.wheels, sources=options.sources,
                                    cache=options.cache, download=not options.offline)
         except ReleaseError as exc:
-            results.append(ReleaseResult(version, version, error=str(exc)))
+            found.append((version, ReleaseResult(version, version, error=str(exc))))
+            continue
+        found.append((version, ReleaseIndex(release, cache=options.cache)))
+    indexes = [item for _, item in found if isinstance(item, ReleaseIndex)]
+    for version, item in found:
+        if isinstance(item, ReleaseResult):
+            results.append(item)
             continue
         try:
-            results.append(check_release(scan, ReleaseIndex(release, cache=options.cache),
-                                         moves=moves))
+            results.append(check_release(scan, item, moves=moves,
+                                         peers=[i for i in indexes if i is not item]))
         except ReleaseError as exc:  # a damaged wheel: that release's row says so
             results.append(ReleaseResult(version, version, error=str(exc)))
     referred: list[StageFinding] = []

@@ -329,8 +329,9 @@ def test_the_command_prints_a_release_by_stage_table_and_fails_on_any_release(
     status = main([str(plugin), *SKIP_OTHERS, "--source", str(release), "--offline"])
     out = capsys.readouterr().out
     assert status == 1
-    assert "release  imports        attributes  hooks  calls  entry-points  contract" in out
-    assert "9.1.0    FAIL 1 AUX503  -           -      -      -             -" in out
+    assert ("release  imports        attributes  hooks  calls  classes  entry-points  contract"
+            in out)
+    assert "9.1.0    FAIL 1 AUX503  -           -      -      -        -             -" in out
     assert "plug/hooks.py:1:1: AUX503 `from sglang.srt.managers.gone import X` does not " \
            "resolve in sglang 9.1.0: module sglang.srt.managers.gone does not exist" in out
 
@@ -348,7 +349,7 @@ def test_json_holds_every_release_with_its_stages_and_findings(
     [only] = sglang["data"]["releases"]
     assert only["version"] == "9.1.0" and only["ok"]
     assert [s["stage"] for s in only["stages"]] == [
-        "imports", "attributes", "hooks", "calls", "entry-points", "contract"]
+        "imports", "attributes", "hooks", "calls", "classes", "entry-points", "contract"]
     assert only["stages"][0]["checked"] == 1
 
 
@@ -429,7 +430,7 @@ def test_specforge_style_hook_registrations_pass_on_real_releases(
     assert not result.failed, render_matrix([result])
     # imports 2; attributes: HookRegistry.register and HookType.AFTER, twice; hooks 2;
     # calls: the two HookRegistry.register calls; one entry point.
-    assert [s.checked for s in result.stages] == [2, 4, 2, 2, 1, 0]
+    assert [s.checked for s in result.stages] == [2, 4, 2, 2, 0, 1, 0]
 
 
 @pytest.mark.parametrize("version", ["0.5.19", "0.5.20", "0.5.23"])
