@@ -44,7 +44,7 @@ RELEASES = ("0.5.19", "0.5.20", "0.5.23")
 HOOKS = 50
 CALLS = 200
 TARGET_SECONDS = 2.0
-COUNTED_STAGES = ("hooks", "calls", "attributes")
+COUNTED_STAGES = ("hooks", "calls", "attributes", "classes")
 
 # Hook targets every one of the three releases defines (checked against their sources).
 TARGETS = (
@@ -208,19 +208,54 @@ MISFITS = (
     "TopK(2)",  # 0.5.23 requires layer_id=
 )
 CALL_PARAMS = "h, r, cfg, reqs, pool, alloc, cache, spec, sp, server_args, pid"
+
+# Plugin classes deriving from SGLang bases all three releases have, as plugins write them:
+# a HiCache backend written against 0.5.19's abstract methods (0.5.23 added more), a
+# LogitsProcessor whose _compute_lm_head lacks 0.5.23's `out=`, a KV pool taking what its
+# callers pass through **kwargs, each calling methods of its base on self and super().
+CLASS_SHAPES = (
+    ("from sglang.srt.mem_cache.hicache_storage import HiCacheStorage",
+     "class Backend{i}(HiCacheStorage):\n"
+     "    def __init__(self, storage_config, **kwargs):\n"
+     "        self.config = storage_config\n"
+     "    def get(self, key, target_location=None, target_sizes=None):\n        return None\n"
+     "    def batch_get(self, keys, target_locations=None, target_sizes=None):\n"
+     "        return [self.get(k) for k in keys]\n"
+     "    def set(self, key, value=None, target_location=None, target_sizes=None):\n"
+     "        return True\n"
+     "    def batch_set(self, keys, values=None, target_locations=None, target_sizes=None):\n"
+     "        return all(self.set(k) for k in keys)\n"
+     "    def exists(self, key):\n        return False\n"),
+    ("from sglang.srt.layers.logits_processor import LogitsProcessor",
+     "class Head{i}(LogitsProcessor):\n"
+     "    def _compute_lm_head(self, hidden_states, lm_head, embedding_bias=None):\n"
+     "        return super()._compute_lm_head(hidden_states, lm_head, embedding_bias)\n"),
+    ("from sglang.srt.mem_cache.memory_pool import MHATokenToKVPool",
+     "class Pool{i}(MHATokenToKVPool):\n"
+     "    def get_cpu_copy(self, indices, **kwargs):\n"
+     "        return super().get_cpu_copy(indices, **kwargs)\n"
+     "    def load_cpu_copy(self, kv_cache_cpu, indices, **kwargs):\n"
+     "        return super().load_cpu_copy(kv_cache_cpu, indices, **kwargs)\n"
+     "    def get_key_buffer(self, layer_id):\n"
+     "        return super().get_key_buffer(layer_id)\n"
+     "    def size_of(self, layer_id):\n"
+     "        return self.get_value_buffer(layer_id).numel()\n"),
+)
+CLASSES_PER_MODULE = 25
 CALLS_PER_FUNCTION = 5
 CALL_MODULES = 4
 
 
-def hooks_module() -> str:
-    """Returns ``plug/hooks.py``: the hook functions and ``register`` with 50 registrations."""
+def hooks_module(hooks: int = HOOKS) -> str:
+    """Returns ``plug/hooks.py``: the hook functions and ``register`` with ``hooks``
+    registrations."""
     registrations: list[tuple[str, str, str]] = []  # (target, type, hook name)
     definitions: list[str] = []
     for target, hook_type, source in EXPLICIT:
         name = source.split("(", 1)[0].removeprefix("def ")
         registrations.append((target, hook_type, name))
         definitions.append(source)
-    for i in range(HOOKS - len(EXPLICIT)):
+    for i in range(hooks - len(EXPLICIT)):
         hook_type = HOOK_TYPES[i % len(HOOK_TYPES)]
         target = TARGETS[i % len(TARGETS)]
         name = f"{hook_type.lower()}_{i}"
@@ -250,7 +285,15 @@ def call_modules() -> list[str]:
     return modules
 
 
-def write_plugin(root: Path) -> Path:
+def class_modules(classes: int) -> list[str]:
+    """Returns the class modules' sources: ``classes`` SGLang subclasses, 25 to a module."""
+    imports = "\n".join(line for line, _ in CLASS_SHAPES)
+    bodies = [CLASS_SHAPES[i % len(CLASS_SHAPES)][1].format(i=i) for i in range(classes)]
+    return [imports + "\n\n\n" + "\n\n".join(bodies[at:at + CLASSES_PER_MODULE])
+            for at in range(0, classes, CLASSES_PER_MODULE)]
+
+
+def write_plugin(root: Path, *, hooks: int = HOOKS, classes: int = 0) -> Path:
     """Writes the plugin project under ``root`` and returns its folder."""
     project = root / "plug-project"
     package = project / "plug"
@@ -264,9 +307,11 @@ def write_plugin(root: Path) -> Path:
         p = "plug.hooks:register"
         """), encoding="utf-8")
     (package / "__init__.py").write_text('"""A generated SGLang plugin."""\n', encoding="utf-8")
-    (package / "hooks.py").write_text(hooks_module(), encoding="utf-8")
+    (package / "hooks.py").write_text(hooks_module(hooks), encoding="utf-8")
     for i, source in enumerate(call_modules()):
         (package / f"calls_{i}.py").write_text(source, encoding="utf-8")
+    for i, source in enumerate(class_modules(classes)):
+        (package / f"classes_{i}.py").write_text(source, encoding="utf-8")
     return project
 
 
@@ -294,9 +339,12 @@ def name_only(plugin: Path, cache: Path) -> int:
 
 
 def full_check(plugin: Path, cache: Path) -> list[ReleaseResult]:
-    """The full check: every stage of ``check_release`` on each release."""
+    """The full check: every stage of ``check_release`` on each release, the others its
+    peers (as ``auxcheck check`` runs it: all three indexes alive at once)."""
     scan = scan_project(plugin)
-    return [check_release(scan, index, moves=builtin_moves()) for index in indexes(cache)]
+    found = list(indexes(cache))
+    return [check_release(scan, index, moves=builtin_moves(),
+                          peers=[i for i in found if i is not index]) for index in found]
 
 
 def command(plugin: Path, cache: Path) -> float:
@@ -332,17 +380,21 @@ def describe(scan: PluginScan) -> str:
     typed = sum(1 for h in scan.hooks if h.target is not None)
     return (f"plugin: {scan.files} files, {len(scan.hooks)} hook registrations "
             f"({typed} with a string target), {len(scan.calls)} calls into sglang "
-            "(HookRegistry.register included)")
+            f"(HookRegistry.register included), {len(scan.subclasses)} classes")
 
 
 def main() -> int:
     """Prints the baseline, full-check and command times; exits 1 over target."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3, help="timed rounds (median reported)")
+    parser.add_argument("--hooks", type=int, default=HOOKS, help="hook registrations")
+    parser.add_argument("--classes", type=int, default=0,
+                        help="plugin classes deriving from SGLang classes")
     args = parser.parse_args()
     cache = cache_dir()
     with tempfile.TemporaryDirectory(prefix="auxcheck-bench-") as tmp:
-        plugin = write_plugin(Path(tmp))
+        plugin = write_plugin(Path(tmp), hooks=max(args.hooks, len(EXPLICIT)),
+                              classes=args.classes)
         scan = scan_project(plugin)
         name_only(plugin, cache)  # warm: builds the on-disk index cache if missing
         results = full_check(plugin, cache)

@@ -271,6 +271,7 @@ class _Classes:
         self.stage = StageBuilder("classes")
         defined = Counter(c.dotted for c in scan.subclasses)
         self.twice = {dotted for dotted, times in defined.items() if times > 1}
+        self.site_memo: dict[tuple[str, frozenset[str]], list[CallShape]] = {}
 
     def run(self) -> ReleaseStage:
         for cls in self.graph.scan.subclasses:
@@ -452,7 +453,14 @@ class _Classes:
         another SGLang class makes on itself (``self.m(...)`` in a sibling backend), nor
         those passing what the base takes only through ``*args``/``**kwargs`` (made to one
         subclass's own signature, not the base's)."""
-        ours = {n.key for n in mro}
+        ours = frozenset(n.key for n in mro if n.kind == "sglang")  # plugin classes are not
+        key = (target.where, ours)                                      # in SGLang's modules
+        if key not in self.site_memo:  # classes of one shape share their bases' call sites
+            self.site_memo[key] = self.reaching(target, theirs, ours)
+        return self.site_memo[key]
+
+    def reaching(self, target: Callee, theirs: inspect.Signature,
+                 ours: frozenset[str]) -> list[CallShape]:
         found = call_sites(self.index, target)
         foreign: set[str] = set()
         for module in {module_of_path(s.where.rpartition(":")[0])[0] for s in found}:
@@ -556,9 +564,11 @@ class _Classes:
         for node in all_:
             if node.cls is None:
                 continue
-            if {"__getattr__", "__getattribute__"} & node.cls.names:
+            # ``super().m`` reads the classes' bodies only: an instance's attributes and
+            # ``__getattr__`` never answer it (Python raises AttributeError on 'super').
+            if instance and {"__getattr__", "__getattribute__"} & node.cls.names:
                 return f"{node.key} defines __getattr__: any attribute may exist"
-            if node.cls.dynamic or "*" in node.cls.patched:
+            if instance and node.cls.dynamic or "*" in node.cls.patched:
                 return f"{node.key} sets attributes by computed names"
             odd = [d for d in node.cls.decorators if d not in _CLEAR_CLASS_DECORATORS]
             if odd:

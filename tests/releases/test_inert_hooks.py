@@ -66,6 +66,17 @@ class C:
 """
 
 
+TORCH_MODULE = """
+import torch
+
+
+class M(torch.nn.Module):
+    def forward(self, x):
+        return x
+"""
+"""A torch module: ``Module.__call__`` runs ``forward`` without SGLang's code naming it."""
+
+
 class Case(NamedTuple):
     old: Mapping[str, str]
     """The 0.5.19 release's modules (under ``sglang/srt/``) besides ``caller.py``."""
@@ -107,6 +118,15 @@ CASES = {
          "from sglang.srt.oracle import C\nf'{C()!r}'"),
         _hook("oracle.C.__repr__", "def HOOK(self):\n    EFFECT.append(1)\n    return 'x'\n",
               "REPLACE"), ((), ()), ("runs", "runs")),
+    "forward-of-a-torch-module-is-never-judged-torch-calls-it-unnamed": Case(
+        {"oracle.py": TORCH_MODULE}, {"oracle.py": TORCH_MODULE},
+        ("from sglang.srt.oracle import M\nM().forward(1)", "from sglang.srt.oracle import M\nM()(1)"),
+        _hook("oracle.M.forward"), ((), ()), ("runs", "runs")),
+    "a-public-api-users-call-is-never-judged-uncalled": Case(
+        {"entrypoints/engine.py": CLASS_C}, {"entrypoints/engine.py": CLASS_C},
+        ("from sglang.srt.entrypoints.engine import C\nC().m()",
+         "from sglang.srt.entrypoints.engine import C\nC().n()"),
+        _hook("entrypoints.engine.C.m"), ((), ()), ("runs", "inert")),
     "post-init-of-a-msgspec-struct-is-inert": Case(
         {"oracle.py": "import dataclasses\n\n@dataclasses.dataclass\nclass S:\n    a: int = 0\n\n"
                       "    def __post_init__(self):\n        pass\n"},

@@ -176,6 +176,11 @@ CASES = {
         "class Base:\n    def __getattr__(self, name):\n        return lambda: None",
         "class Plugin(Base):\n    def work(self):\n        return self.helper()", "note", None,
         False, use="work"),
+    "super-helper-behind-a-base-getattr-is-missing-all-the-same": Case(
+        "class Base:\n    def __init__(self):\n        setattr(self, 'hel' + 'per', print)\n"
+        "    def __getattr__(self, name):\n        return lambda: None",
+        "class Plugin(Base):\n    def work(self):\n        return super().helper()", "fail",
+        "AUX503", True, use="work"),
     "self-call-that-does-not-bind": Case(
         PREFILL_BASE, "class Plugin(Base):\n    def work(self):\n        return self.prefill([1], True)",
         "fail", "AUX704", True, use="work"),
