@@ -215,31 +215,31 @@ CALL_PARAMS = "h, r, cfg, reqs, pool, alloc, cache, spec, sp, server_args, pid"
 # callers pass through **kwargs, each calling methods of its base on self and super().
 CLASS_SHAPES = (
     ("from sglang.srt.mem_cache.hicache_storage import HiCacheStorage",
-     "class Backend{i}(HiCacheStorage):\n"
-     "    def __init__(self, storage_config, **kwargs):\n"
-     "        self.config = storage_config\n"
-     "    def get(self, key, target_location=None, target_sizes=None):\n        return None\n"
-     "    def batch_get(self, keys, target_locations=None, target_sizes=None):\n"
-     "        return [self.get(k) for k in keys]\n"
-     "    def set(self, key, value=None, target_location=None, target_sizes=None):\n"
-     "        return True\n"
-     "    def batch_set(self, keys, values=None, target_locations=None, target_sizes=None):\n"
-     "        return all(self.set(k) for k in keys)\n"
-     "    def exists(self, key):\n        return False\n"),
+     ("class Backend{i}(HiCacheStorage):\n"
+      "    def __init__(self, storage_config, **kwargs):\n"
+      "        self.config = storage_config\n"
+      "    def get(self, key, target_location=None, target_sizes=None):\n        return None\n"
+      "    def batch_get(self, keys, target_locations=None, target_sizes=None):\n"
+      "        return [self.get(k) for k in keys]\n"
+      "    def set(self, key, value=None, target_location=None, target_sizes=None):\n"
+      "        return True\n"
+      "    def batch_set(self, keys, values=None, target_locations=None, target_sizes=None):\n"
+      "        return all(self.set(k) for k in keys)\n"
+      "    def exists(self, key):\n        return False\n")),
     ("from sglang.srt.layers.logits_processor import LogitsProcessor",
-     "class Head{i}(LogitsProcessor):\n"
-     "    def _compute_lm_head(self, hidden_states, lm_head, embedding_bias=None):\n"
-     "        return super()._compute_lm_head(hidden_states, lm_head, embedding_bias)\n"),
+     ("class Head{i}(LogitsProcessor):\n"
+      "    def _compute_lm_head(self, hidden_states, lm_head, embedding_bias=None):\n"
+      "        return super()._compute_lm_head(hidden_states, lm_head, embedding_bias)\n")),
     ("from sglang.srt.mem_cache.memory_pool import MHATokenToKVPool",
-     "class Pool{i}(MHATokenToKVPool):\n"
-     "    def get_cpu_copy(self, indices, **kwargs):\n"
-     "        return super().get_cpu_copy(indices, **kwargs)\n"
-     "    def load_cpu_copy(self, kv_cache_cpu, indices, **kwargs):\n"
-     "        return super().load_cpu_copy(kv_cache_cpu, indices, **kwargs)\n"
-     "    def get_key_buffer(self, layer_id):\n"
-     "        return super().get_key_buffer(layer_id)\n"
-     "    def size_of(self, layer_id):\n"
-     "        return self.get_value_buffer(layer_id).numel()\n"),
+     ("class Pool{i}(MHATokenToKVPool):\n"
+      "    def get_cpu_copy(self, indices, **kwargs):\n"
+      "        return super().get_cpu_copy(indices, **kwargs)\n"
+      "    def load_cpu_copy(self, kv_cache_cpu, indices, **kwargs):\n"
+      "        return super().load_cpu_copy(kv_cache_cpu, indices, **kwargs)\n"
+      "    def get_key_buffer(self, layer_id):\n"
+      "        return super().get_key_buffer(layer_id)\n"
+      "    def size_of(self, layer_id):\n"
+      "        return self.get_value_buffer(layer_id).numel()\n")),
 )
 CLASSES_PER_MODULE = 25
 CALLS_PER_FUNCTION = 5
