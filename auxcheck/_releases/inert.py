@@ -73,6 +73,14 @@ def inert_hook(target: str, index: ReleaseIndex,
     None when it runs, or when auxcheck cannot tell. ``peers`` are the other releases of
     the same run: evidence that SGLang once called the target.
     """
+    key = ("inert", " ".join([target, *(p.version for p in peers)]))
+    if key not in index.derived:  # many hooks share a target: judged once per release
+        index.derived[key] = _inert(target, index, peers)
+    found = index.derived[key]
+    return found if isinstance(found, Inert) else None
+
+
+def _inert(target: str, index: ReleaseIndex, peers: Sequence[ReleaseIndex]) -> Inert | None:
     problem = msgspec_problem(target, index)
     if problem is not None:
         owner, _, attr = target.rpartition(".")
