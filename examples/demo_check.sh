@@ -51,13 +51,13 @@ while read -r name code; do
     fi
 done <<<"$planted"
 
-heading "auxcheck check examples/hook_plugin --sglang (expected: AUX703 and AUX704 where signatures moved, exit 1)"
+heading "auxcheck check examples/hook_plugin --sglang (expected: AUX703-AUX706 where SGLang moved, exit 1)"
 output=$("$AUXCHECK" check --skip mypy --skip contract examples/hook_plugin)
 status=$?
 printf '%s\n' "$output"
-expected="0.5.19   ok (4)   ok (9)      FAIL 1 AUX703  FAIL 1 AUX704  ok (1)        -
-0.5.20   ok (4)   ok (9)      FAIL 1 AUX703  FAIL 1 AUX704  ok (1)        -
-0.5.23   ok (4)   ok (9)      FAIL 3 AUX703  FAIL 1 AUX704  ok (1)        -"
+expected="0.5.19   ok (5)   ok (13)     FAIL 1 AUX703            FAIL 1 AUX704  ok (8)         ok (1)        -
+0.5.20   ok (5)   ok (13)     FAIL 1 AUX703, 1 AUX706  FAIL 1 AUX704  ok (8)         ok (1)        -
+0.5.23   ok (5)   ok (13)     FAIL 4 AUX703, 1 AUX706  FAIL 1 AUX704  FAIL 1 AUX705  ok (1)        -"
 if [ "$status" -ne 1 ] || ! grep -qF "$expected" <<<"$output"; then
     echo "FAIL: expected exit 1 and the hook plugin's release matrix above, got exit $status"
     failures=$((failures + 1))
@@ -69,7 +69,7 @@ heading "auxcheck migrate --diff examples/legacy_plugin (the rewrite it would ma
 heading "summary"
 if [ "$failures" -eq 0 ]; then
     echo "demo passed: capture_plugin is clean, every planted bug was reported by its code, and"
-    echo "hook_plugin fails exactly where SGLang's signatures moved"
+    echo "hook_plugin fails exactly where SGLang moved (signatures, classes, hooks that never run)"
     exit 0
 fi
 echo "demo FAILED: $failures expectation(s) not met"

@@ -11,14 +11,23 @@ reached through the SGLang code that really calls it, with the arguments that co
 - ``ModelRunner.sample`` (AROUND): the real ``ModelRunner.sample`` on real logits;
 - ``ScheduleBatch._evict_swa`` (AROUND): the real ``ScheduleBatch.maybe_evict_swa``;
 - ``select_experts`` (REPLACE): the real ``TopK.forward_native``;
-- the plugin's own call into SGLang, ``launched([])`` (``SchedulerInitResult(...)``).
+- the plugin's own call into SGLang, ``launched([])`` (``SchedulerInitResult(...)``);
+- ``ModelRunner.__init__`` (AFTER): built as ``tp_worker.py`` builds it, by the keywords its
+  ``ModelRunner(...)`` call passes (read from the installed source), the registry's real
+  wrapper around an original that loads nothing;
+- ``ServerArgs.__post_init__`` (AFTER): a real ``ServerArgs(...)`` is built; ``inert`` when
+  the hook never ran;
+- ``AuditedPrefixCache``: the plugin's ``BasePrefixCache`` subclass, instantiated.
 
-Prints one JSON object: hook or call name -> "ok" or the error SGLang's call raised.
+Prints one JSON object: hook, call or class name -> "ok", "inert" or the error SGLang's
+call raised.
 """
 
 from __future__ import annotations
 
+import ast
 import importlib
+import inspect
 import json
 import sys
 from typing import Any
@@ -90,7 +99,41 @@ def main(model: str, root: str) -> None:
     results["select_experts"] = outcome(lambda: TopK(top_k=2, layer_id=0, renormalize=True)
                                         .forward_native(torch.randn(3, 8), torch.randn(3, 4)))
     results["SchedulerInitResult"] = outcome(lambda: plugin.launched([]))
+
+    def runner_init() -> None:
+        wrapper = ModelRunner.__init__
+        original = wrapper.__wrapped__
+        for cell in wrapper.__closure__ or ():  # the original would load a whole model
+            if cell.cell_contents is original:
+                cell.cell_contents = lambda self, *args, **kwargs: None
+        ModelRunner(**{name: None for name in _tp_worker_keywords()})
+
+    results["_after_runner_init"] = outcome(runner_init)
+
+    from sglang.srt.server_args import ServerArgs
+
+    def server_args() -> str:
+        ServerArgs(model_path=model, device="cpu", attention_backend="torch_native",
+                   disable_cuda_graph=True, skip_server_warmup=True)
+        return "ok" if plugin.TAGGED else "inert"
+
+    built = outcome(server_args)
+    results["ServerArgs.__post_init__"] = ("ok" if plugin.TAGGED else "inert") if (
+        built == "ok") else built
+    cache = importlib.import_module("hook_plugin.cache")
+    results["AuditedPrefixCache"] = outcome(cache.AuditedPrefixCache)
     print(json.dumps(results))
+
+
+def _tp_worker_keywords() -> list[str]:
+    """Returns the keywords ``tp_worker.py``'s first ``ModelRunner(...)`` call passes."""
+    from sglang.srt.managers import tp_worker
+
+    tree = ast.parse(inspect.getsource(tp_worker))
+    call = next(node for node in ast.walk(tree) if isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name) and node.func.id == "ModelRunner")
+    assert not call.args, "tp_worker builds ModelRunner by keyword"
+    return [k.arg for k in call.keywords if k.arg is not None]
 
 
 if __name__ == "__main__":

@@ -1,8 +1,10 @@
 """``auxcheck check --sglang 0.5.23``'s hook verdicts against SGLang 0.5.23's real HookRegistry.
 
-Every AUX703 (a hook that cannot take HookRegistry's call) and AUX704 (a call into SGLang that
-does not bind) given on ``examples/hook_plugin`` must be the real TypeError at SGLang's real
-call site (``hooks_driver.py``), and every hook auxcheck passes must run there without one.
+Every AUX703 (a hook that cannot take HookRegistry's call), AUX704 (a call into SGLang that
+does not bind) and AUX705 (a plugin class SGLang cannot build) given on
+``examples/hook_plugin`` must be the real TypeError at SGLang's real call site
+(``hooks_driver.py``), every AUX706 (a hook that can never run) a hook the real code applied
+and never called, and every hook auxcheck passes must run there without an error.
 """
 
 from __future__ import annotations
@@ -46,6 +48,11 @@ def predicted() -> dict[str, str]:
             names[re.search(r"`(\w+)` cannot take", finding["message"])[1]] = "AUX703"  # type: ignore[index]
         elif finding["code"] == "AUX704":
             names[re.search(r"`(\w+)\(", finding["message"])[1]] = "AUX704"  # type: ignore[index]
+        elif finding["code"] == "AUX705":
+            names[re.search(r"`(\w+)` cannot be", finding["message"])[1]] = "AUX705"  # type: ignore[index]
+        elif finding["code"] == "AUX706":
+            target = re.search(r"hook on ([\w.]+):", finding["message"])[1]  # type: ignore[index]
+            names[".".join(target.split(".")[-2:])] = "AUX706"
     return names
 
 
@@ -58,9 +65,13 @@ def test_every_hook_verdict_is_what_sglang_s_real_call_does() -> None:
     real = json.loads(done.stdout.strip().splitlines()[-1])
     verdicts = predicted()
     assert verdicts == {"select_experts": "AUX703", "_install_observer": "AUX703",
-                        "_own_swa_reclamation": "AUX703", "SchedulerInitResult": "AUX704"}
+                        "_own_swa_reclamation": "AUX703", "_after_runner_init": "AUX703",
+                        "SchedulerInitResult": "AUX704", "AuditedPrefixCache": "AUX705",
+                        "ServerArgs.__post_init__": "AUX706"}
     for name, outcome in real.items():
-        if name in verdicts:
+        if verdicts.get(name) == "AUX706":
+            assert outcome == "inert", (name, outcome)
+        elif name in verdicts:
             assert outcome.startswith("TypeError: "), (name, outcome)
         else:
             assert outcome == "ok", (name, outcome)

@@ -21,6 +21,22 @@ def _install_observer(runner: Any) -> None:
     """Breaks on every release: an AFTER hook receives the result first, then ``self``."""
 
 
+def _after_runner_init(result: Any, runner: Any, model_config: Any, mem_fraction_static: float,
+                       gpu_id: int, ps: Any, nccl_port: int, server_args: Any,
+                       **kwargs: Any) -> None:
+    """Breaks on 0.5.23: ``ModelRunner`` lost ``ps``, and ``tp_worker.py`` builds it by
+    keyword, so the hook misses a required argument."""
+
+
+TAGGED: list[Any] = []
+
+
+def _tag_server_args(result: Any, server_args: Any) -> None:
+    """Never runs from 0.5.20: ``ServerArgs`` became a msgspec Struct, which calls the
+    ``__post_init__`` it had when it was made, never the wrapper HookRegistry sets."""
+    TAGGED.append(server_args)
+
+
 def _own_swa_reclamation(original_fn: Any, batch: Any, req: Any, pre_len: int) -> None:
     """Breaks on 0.5.23, whose ``maybe_evict_swa`` passes ``eviction_interval=``."""
     original_fn(batch, req, pre_len)
@@ -47,6 +63,9 @@ def launched(infos: list[dict[str, Any]]) -> Any:
 def register() -> None:
     """Registers the hooks; SGLang's ``load_plugins()`` calls it with no arguments."""
     HookRegistry.register(f"{RUNNER}.initialize", _install_observer, HookType.AFTER)
+    HookRegistry.register(f"{RUNNER}.__init__", _after_runner_init, HookType.AFTER)
+    HookRegistry.register("sglang.srt.server_args.ServerArgs.__post_init__", _tag_server_args,
+                          HookType.AFTER)
     HookRegistry.register(f"{RUNNER}.sample", _timed_sample, HookType.AROUND)
     HookRegistry.register(f"{BATCH}._evict_swa", _own_swa_reclamation, HookType.AROUND)
     # A kernel outside sglang: HookRegistry resolves any importable module. auxcheck reads
