@@ -17,6 +17,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from auxcheck._core.pyast import dotted_name
 from auxcheck._core.signatures import CallShape, Param, parse_function
 from auxcheck._releases.index import Lookup, ReleaseIndex
 from auxcheck._releases.stubcheck import dataclass_options, runtime_statements
@@ -27,7 +28,9 @@ __all__ = [
     "callee",
     "class_members",
     "names_in",
+    "outside_origin",
     "parsed",
+    "sglang_lookup",
 ]
 
 CalleeKind = Literal["function", "method", "classmethod", "staticmethod", "class", "property"]
@@ -124,6 +127,41 @@ def callee(index: ReleaseIndex, where: str) -> Callee | None:
     return Callee(where, kind, info.params, location, owner, decorators)
 
 
+def outside_origin(index: ReleaseIndex, module: str, expr: ast.expr) -> str | None:
+    """Returns the dotted origin outside SGLang that ``expr`` names in ``module`` (however
+    imported: ``msgspec.Struct``, ``from msgspec import Struct``, an alias), or None."""
+    text = dotted_name(expr)
+    summary = index.summary(module)
+    if text is None or summary is None:
+        return None
+    head, _, rest = text.partition(".")
+    origin = summary.imported.get(head)
+    if origin is not None and not origin.module.startswith("sglang"):
+        return f"{origin}.{rest}" if rest else str(origin)
+    found = sglang_lookup(index, module, expr)
+    if found is not None and found.kind == "external":
+        return found.where  # a third-party name SGLang re-exports
+    return None
+
+
+def sglang_lookup(index: ReleaseIndex, module: str, expr: ast.expr) -> Lookup | None:
+    """Returns what the dotted ``expr`` names in ``module`` of the release, None when it
+    does not resolve (or is not a dotted name)."""
+    text = dotted_name(expr)
+    if text is None:
+        return None
+    head, *rest = text.split(".")
+    found = index.provides(module, head)
+    for part in rest:
+        if not (found.ok and found.certain):
+            return None
+        found = index.attribute(found, part)
+    return found if found.ok else None
+
+
+_STRUCT = "msgspec.Struct"
+
+
 def _constructor(index: ReleaseIndex, module: str, node: ast.ClassDef,
                  seen: frozenset[str]) -> tuple[Param, ...] | None:
     init = _find(node.body, "__init__")
@@ -131,6 +169,9 @@ def _constructor(index: ReleaseIndex, module: str, node: ast.ClassDef,
         return parse_function(init).params
     if _find(node.body, "__new__") is not None or any(k.arg == "metaclass" for k in node.keywords):
         return None
+    if any(outside_origin(index, module, _unsubscripted(b)) == _STRUCT for b in node.bases):
+        fields = _struct_fields(index, module, node, seen)
+        return None if fields is None else (Param("self", "POSITIONAL_OR_KEYWORD"), *fields)
     if _is_dataclass(node):
         fields = _fields(index, module, node, seen)
         return None if fields is None else (Param("self", "POSITIONAL_OR_KEYWORD"), *fields)
@@ -174,6 +215,36 @@ def _base_class(index: ReleaseIndex, module: str, base: str,
     if definition is None or not isinstance(definition[1][-1], ast.ClassDef):
         return None
     return definition[0], definition[1][-1]
+
+
+def _unsubscripted(base: ast.expr) -> ast.expr:
+    return base.value if isinstance(base, ast.Subscript) else base
+
+
+def _struct_fields(index: ReleaseIndex, module: str, node: ast.ClassDef,
+                   seen: frozenset[str]) -> list[Param] | None:
+    """Returns the ``__init__`` parameters of a msgspec Struct: its annotated fields in
+    order (``_private`` ones too), keyword-only under ``kw_only=True``, a field without a
+    value (or a ``msgspec.field`` without ``default``/``default_factory``) required; None
+    for what auxcheck does not model here (fields inherited from another Struct)."""
+    if len(node.bases) != 1:
+        return None  # fields inherited from another Struct: left to a later reading
+    kw_only = any(k.arg == "kw_only" and ast.unparse(k.value) == "True" for k in node.keywords)
+    fields: list[Param] = []
+    for item in node.body:
+        if not (isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name)):
+            continue
+        annotation = ast.unparse(item.annotation)
+        if "ClassVar" in annotation:
+            continue
+        default = None if item.value is None else "..."
+        if isinstance(item.value, ast.Call) and ast.unparse(item.value.func).rpartition(
+                ".")[2] == "field":
+            options = {k.arg for k in item.value.keywords}
+            default = "..." if {"default", "default_factory"} & options else None
+        fields.append(Param(item.target.id,
+                            "KEYWORD_ONLY" if kw_only else "POSITIONAL_OR_KEYWORD", default))
+    return fields
 
 
 def _is_dataclass(node: ast.ClassDef) -> bool:

@@ -33,10 +33,9 @@ import weakref
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
-from auxcheck._core.pyast import dotted_name
-from auxcheck._releases.definitions import callee
+from auxcheck._releases.definitions import callee, outside_origin, sglang_lookup
 from auxcheck._releases.hook_refs import is_clear_decorator
-from auxcheck._releases.index import Lookup, ReleaseIndex
+from auxcheck._releases.index import ReleaseIndex
 from auxcheck._releases.stubcheck import runtime_statements
 from auxcheck._releases.summaries import module_of_path
 from auxcheck.releases import ReleaseError, UndecodableSource
@@ -135,13 +134,13 @@ def _struct_origin(index: ReleaseIndex, where: str, seen: frozenset[str]) -> str
     if header is None:
         return None
     at = f"{index.module_file(module)}:{header.line}"
-    if header.made_by is not None and _external(index, module, header.made_by) == _DEFSTRUCT:
+    if header.made_by is not None and outside_origin(index, module, header.made_by) == _DEFSTRUCT:
         return f"made by msgspec.defstruct at {at}"
     for base in header.bases or ():
         expr = base.value if isinstance(base, ast.Subscript) else base
-        if _external(index, module, expr) == _STRUCT:
+        if outside_origin(index, module, expr) == _STRUCT:
             return f"class {qualname} at {at} derives from msgspec.Struct"
-        found = _sglang(index, module, expr)
+        found = sglang_lookup(index, module, expr)
         if found is not None and found.kind in ("class", "variable"):
             inner = _struct_origin(index, found.where, seen | {where})
             if inner is not None:
@@ -229,36 +228,6 @@ def _binds(node: ast.stmt, name: str) -> bool:
         return node.name == name
     return isinstance(node, ast.Assign) and any(
         isinstance(t, ast.Name) and t.id == name for t in node.targets)
-
-
-def _external(index: ReleaseIndex, module: str, expr: ast.expr) -> str | None:
-    """Returns the dotted origin outside SGLang that ``expr`` names in ``module`` (however
-    imported: ``msgspec.Struct``, ``from msgspec import Struct``, an alias), or None."""
-    text = dotted_name(expr)
-    summary = index.summary(module)
-    if text is None or summary is None:
-        return None
-    head, _, rest = text.partition(".")
-    origin = summary.imported.get(head)
-    if origin is not None and not origin.module.startswith("sglang"):
-        return f"{origin}.{rest}" if rest else str(origin)
-    found = _sglang(index, module, expr)
-    if found is not None and found.kind == "external":
-        return found.where  # a third-party name SGLang re-exports
-    return None
-
-
-def _sglang(index: ReleaseIndex, module: str, expr: ast.expr) -> Lookup | None:
-    text = dotted_name(expr)
-    if text is None:
-        return None
-    head, *rest = text.split(".")
-    found = index.provides(module, head)
-    for part in rest:
-        if not (found.ok and found.certain):
-            return None
-        found = index.attribute(found, part)
-    return found if found.ok else None
 
 
 # ---------------------------------------------------------------- no caller left
