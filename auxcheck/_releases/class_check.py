@@ -26,7 +26,7 @@ from typing import Literal
 from auxcheck._core.plugin_calls import signature_text
 from auxcheck._core.signatures import CallShape, HookFit, bind_problem, fit_hook, signature_of
 from auxcheck._core.text import close_names, did_you_mean
-from auxcheck._releases.definitions import Callee, call_sites, callee
+from auxcheck._releases.definitions import Callee, call_sites, callee, is_test_path
 from auxcheck._releases.hook_refs import PluginFunction, is_clear_decorator
 from auxcheck._releases.index import ReleaseIndex
 from auxcheck._releases.plugin_classes import PluginClass, SelfCall, collect_classes
@@ -243,13 +243,6 @@ def _is_abcmeta(mro: Sequence[_Node]) -> bool | None:
     return None if any(n.abc is None for n in mro) else False
 
 
-def _in_tests(location: str) -> bool:
-    """Returns True for a class of the plugin's tests (``tests/``, ``test_*.py``, conftest)."""
-    parts = location.split(":", 1)[0].replace("\\", "/").split("/")
-    return any(p in ("test", "tests") for p in parts[:-1]) or parts[-1].startswith(
-        ("test_", "conftest")) or parts[-1].endswith("_test.py")
-
-
 def _loc(location: str) -> str:
     """Returns an SGLang location as ``path:line`` (the column dropped)."""
     return location.rsplit(":", 1)[0]
@@ -279,7 +272,7 @@ class _Classes:
         return self.stage.done()
 
     def one(self, cls: PluginClass) -> None:
-        if _in_tests(cls.location):
+        if is_test_path(cls.location.split(":", 1)[0]):
             return  # a test's stand-in: SGLang never builds or calls it
         missing = self.missing_base(cls.dotted, set())
         if missing is not None:

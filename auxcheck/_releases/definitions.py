@@ -27,6 +27,7 @@ __all__ = [
     "call_sites",
     "callee",
     "class_members",
+    "is_test_path",
     "names_in",
     "outside_origin",
     "parsed",
@@ -343,7 +344,7 @@ def _call_sites(index: ReleaseIndex, target: Callee) -> list[CallShape]:
                         r"\s*(?:\.\s*__init__\s*)?\(")
     for module in sorted(modules):
         path = index.module_file(module) or ""
-        if _is_test(path) or not called.search(index.release.read(path) or ""):
+        if is_test_path(path) or not called.search(index.release.read(path) or ""):
             continue  # the text never calls it: no need to parse the module
         tree = parsed(index, module)
         if tree is not None:
@@ -351,9 +352,14 @@ def _call_sites(index: ReleaseIndex, target: Callee) -> list[CallShape]:
     return sites
 
 
-def _is_test(path: str) -> bool:
-    parts = path.split("/")
-    return any(p in ("test", "tests") for p in parts) or parts[-1].startswith("test_")
+def is_test_path(path: str) -> bool:
+    """Returns True for a test file (a ``test``/``tests`` folder, ``test_*.py``,
+    ``*_test.py``, ``conftest.py``): SGLang's tests are not SGLang running a plugin, and a
+    plugin's tests are not what SGLang builds or calls."""
+    parts = path.replace("\\", "/").split("/")
+    name = parts[-1]
+    return (any(p in ("test", "tests") for p in parts[:-1]) or name.startswith("test_")
+            or name.endswith("_test.py") or name == "conftest.py")
 
 
 def _calls_in(tree: ast.Module, path: str, target: Callee, name: str,

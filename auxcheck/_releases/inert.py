@@ -33,7 +33,12 @@ import weakref
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
-from auxcheck._releases.definitions import callee, outside_origin, sglang_lookup
+from auxcheck._releases.definitions import (
+    callee,
+    is_test_path,
+    outside_origin,
+    sglang_lookup,
+)
 from auxcheck._releases.hook_refs import is_clear_decorator
 from auxcheck._releases.index import ReleaseIndex
 from auxcheck._releases.stubcheck import runtime_statements
@@ -492,16 +497,16 @@ def _ordered_paths(index: ReleaseIndex, word: str,
     # The importers are read only when the own module does not answer: reading them needs
     # the whole release's summaries.
     seen: set[str] = set()
-    if own is not None and not _is_test(own[0]):
+    if own is not None and not is_test_path(own[0]):
         seen.add(own[0])
         yield own[0]
         folder = own[0].rpartition("/")[0] + "/"
         for path in index.release.python_files():  # its neighbours next, without summaries
-            if path.startswith(folder) and path not in seen and not _is_test(path):
+            if path.startswith(folder) and path not in seen and not is_test_path(path):
                 seen.add(path)
                 yield path
     for path in (*sorted(_importers(index).get(word, ())), *index.release.python_files()):
-        if path and path not in seen and not _is_test(path):
+        if path and path not in seen and not is_test_path(path):
             seen.add(path)
             yield path
 
@@ -520,12 +525,6 @@ def _importers(index: ReleaseIndex) -> dict[str, set[str]]:
             made.setdefault(name, set()).add(path)
     index.derived[key] = made
     return made
-
-
-def _is_test(path: str) -> bool:
-    # As definitions.call_sites: SGLang's tests are not SGLang running a plugin.
-    parts = path.split("/")
-    return any(p in ("test", "tests") for p in parts) or parts[-1].startswith("test_")
 
 
 def _dispatched(index: ReleaseIndex, target: str, word: str) -> bool:

@@ -590,3 +590,20 @@ def test_the_real_0_5_23_agrees_with_each_verdict(tmp_path: Path) -> None:
     assert real["LifeboatStorage"] == "ok"
     assert (real["batch_exists"], real["batch_get_v1"], real["on_host_pools_registered"]) == (
         "TypeError", "TypeError", "ok")
+
+
+@pytest.mark.parametrize("where", ["tests/test_backend.py", "plug/test_backend.py",
+                                   "plug/backend_test.py", "conftest.py"])
+def test_a_class_in_the_plugins_tests_is_never_judged(tmp_path: Path, where: str) -> None:
+    """A test's stand-in deriving from an SGLang base is not what SGLang builds or calls:
+    no AUX705 for the abstract method it leaves out, though the same class in the package
+    is one."""
+    case = CASES["abstract-method-missing-on-an-abc-base"]
+    release, plugin = _build(tmp_path, case)
+    source = (plugin / "plug" / "impl.py").read_text()
+    assert classes_stage(release, plugin).findings  # in the package: AUX705
+    (plugin / "plug" / "impl.py").write_text("")
+    (plugin / where).parent.mkdir(parents=True, exist_ok=True)
+    (plugin / where).write_text(source)
+    stage = classes_stage(release, plugin)
+    assert not stage.findings and not stage.judged, stage
