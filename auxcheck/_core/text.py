@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-__all__ = ["close_names", "did_you_mean", "plural"]
+__all__ = ["close_names", "did_you_mean", "plural", "shortened"]
+
+
+def shortened(text: str, limit: int = 80) -> str:
+    """Returns ``text`` on one line (runs of whitespace made one space), cut to ``limit``
+    characters with ``...`` when longer: source quoted in a message."""
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def plural(count: int, noun: str) -> str:

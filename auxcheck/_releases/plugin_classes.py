@@ -22,8 +22,10 @@ from auxcheck._core.pyast import (
     caught_names,
     dotted_name,
     is_type_checking,
+    tests_the_release,
 )
 from auxcheck._core.signatures import parse_function
+from auxcheck._core.text import shortened
 from auxcheck._releases.hook_refs import PluginFunction
 
 __all__ = ["PluginClass", "SelfCall", "collect_classes"]
@@ -33,8 +35,6 @@ Via = Literal["self", "super"]
 _BUILTINS = frozenset(n for n in dir(builtins) if isinstance(getattr(builtins, n), type))
 _ABSTRACT = frozenset({"abstractmethod", "abstractproperty", "abstractclassmethod",
                        "abstractstaticmethod"})
-_GUARD_WORDS = ("hasattr", "getattr", "version", "signature")
-"""Words in an ``if`` test that make the calls under it depend on the release."""
 _GUARD_ERRORS = frozenset({"AttributeError", "TypeError", "Exception", "BaseException"})
 """A ``try`` whose handler catches one of these plans for a call that may not exist or bind."""
 
@@ -317,7 +317,7 @@ class _Method:
             k.arg is None for k in node.keywords)
         self.shape.calls.append(SelfCall(
             func.attr, via, self.name, len(node.args), tuple(k.arg for k in node.keywords if k.arg),
-            splat, self.collector.at(node), _short(ast.unparse(node)), guard))
+            splat, self.collector.at(node), shortened(ast.unparse(node)), guard))
 
 
 def _blocks(node: ast.stmt) -> list[ast.stmt]:
@@ -347,9 +347,8 @@ def _class_body(body: Iterable[ast.stmt]) -> list[ast.stmt]:
 def _if_guard(node: ast.AST) -> str | None:
     if not isinstance(node, (ast.If, ast.IfExp, ast.While)):
         return None
-    test = ast.unparse(node.test)
-    if any(word in test for word in _GUARD_WORDS):
-        return f"it runs under `if {_short(test, 60)}`"
+    if tests_the_release(node.test):
+        return f"it runs under `if {shortened(ast.unparse(node.test), 60)}`"
     return None
 
 
@@ -370,6 +369,3 @@ def _written(decorator: ast.expr) -> str:
     return ast.unparse(decorator.func if isinstance(decorator, ast.Call) else decorator)
 
 
-def _short(text: str, limit: int = 80) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from auxcheck._core.pyast import IMPORT_ERROR_CATCHERS, absolute_module, caught_names, dotted_name
+from auxcheck._core.text import shortened
 from auxcheck._releases.index import Lookup, ReleaseIndex
 from auxcheck._releases.moves_infer import Home, home_near
 from auxcheck._releases.stage import StageBuilder
@@ -208,7 +209,7 @@ class _Collector(ast.NodeVisitor):
             self.add(statement, owner, target.attr, "assign")
 
     def add(self, node: ast.AST, owner: _Owner, name: str, how: PatchHow) -> None:
-        patch = PatchUse(self.at(node), owner.module, name, _short(ast.unparse(node)), how,
+        patch = PatchUse(self.at(node), owner.module, name, shortened(ast.unparse(node)), how,
                          owner.via, owner.guarded)
         line: int = getattr(node, "lineno", 1)
         end: int = getattr(node, "end_lineno", None) or line
@@ -258,9 +259,6 @@ def _string(node: ast.expr, constants: Mapping[str, str]) -> str | None:
     return None
 
 
-def _short(text: str, limit: int = 80) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def collect_patches(tree: ast.Module, *, shown: str, module: str,

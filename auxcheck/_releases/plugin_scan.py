@@ -22,9 +22,11 @@ from auxcheck._core.pyast import (
     catches_import_error,
     caught_names,
     is_type_checking,
+    tests_the_release,
 )
 from auxcheck._core.pyast import dotted_name as _dotted
 from auxcheck._core.signatures import FunctionInfo, parse_function
+from auxcheck._core.text import shortened
 from auxcheck._releases.hook_refs import (
     HookRef,
     PluginFunction,
@@ -222,9 +224,8 @@ class _FileScan(ast.NodeVisitor):
             for child in node.orelse:
                 self.visit(child)
             return
-        test = ast.unparse(node.test)
-        if any(word in test for word in _VERSION_WORDS):
-            self.guards.append(f"it runs under `if {_short(test)}`")
+        if tests_the_release(node.test):
+            self.guards.append(f"it runs under `if {shortened(ast.unparse(node.test))}`")
             self.generic_visit(node)
             self.guards.pop()
             return
@@ -368,7 +369,7 @@ class _FileScan(ast.NodeVisitor):
             k.arg is None for k in node.keywords)
         self.calls.append(CallUse(
             self.at(node), found[0], len(node.args), tuple(k.arg for k in node.keywords if k.arg),
-            _short(ast.unparse(node)), splat, self.guards[-1] if self.guards else None,
+            shortened(ast.unparse(node)), splat, self.guards[-1] if self.guards else None,
             found[1]))
 
     def _target(self, node: ast.expr | None) -> str | None:
@@ -533,19 +534,12 @@ def _is_patcher(func: str) -> bool:
     return len(parts) > 1 and parts[-1] in ("setattr", "delattr")
 
 
-_VERSION_WORDS = ("version", "hasattr", "signature", "getattr")
-"""Words in an ``if`` test that make the calls under it depend on the release."""
-
-
 def _catches_type_error(handler: ast.ExceptHandler) -> bool:
     # Only a handler naming TypeError says "this call may not fit": a broad `except
     # Exception` around plugin logic hides a broken call, it does not plan for one.
     return "TypeError" in caught_names(handler)
 
 
-def _short(text: str, limit: int = 80) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _is_sglang(module: str) -> bool:
