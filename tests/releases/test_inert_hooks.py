@@ -66,15 +66,16 @@ class C:
 """
 
 
-TORCH_MODULE = """
-import torch
+HANDLER = """
+import logging
 
 
-class M(torch.nn.Module):
-    def forward(self, x):
-        return x
+class M(logging.Handler):
+    def emit(self, record):
+        return None
 """
-"""A torch module: ``Module.__call__`` runs ``forward`` without SGLang's code naming it."""
+"""A logging handler: ``Handler.handle`` calls ``emit`` without SGLang's code naming it, as
+torch's ``Module.__call__`` calls ``forward``."""
 
 
 class Case(NamedTuple):
@@ -118,10 +119,12 @@ CASES = {
          "from sglang.srt.oracle import C\nf'{C()!r}'"),
         _hook("oracle.C.__repr__", "def HOOK(self):\n    EFFECT.append(1)\n    return 'x'\n",
               "REPLACE"), ((), ()), ("runs", "runs")),
-    "forward-of-a-torch-module-is-never-judged-torch-calls-it-unnamed": Case(
-        {"oracle.py": TORCH_MODULE}, {"oracle.py": TORCH_MODULE},
-        ("from sglang.srt.oracle import M\nM().forward(1)", "from sglang.srt.oracle import M\nM()(1)"),
-        _hook("oracle.M.forward"), ((), ()), ("runs", "runs")),
+    "a-method-a-base-outside-sglang-calls-unnamed-is-never-judged": Case(
+        {"oracle.py": HANDLER}, {"oracle.py": HANDLER},
+        ("from sglang.srt.oracle import M\nM().emit(None)",
+         "import logging\nfrom sglang.srt.oracle import M\nlog = logging.getLogger('x')\n"
+         "log.addHandler(M())\nlog.error('e')"),
+        _hook("oracle.M.emit"), ((), ()), ("runs", "runs")),
     "a-public-api-users-call-is-never-judged-uncalled": Case(
         {"entrypoints/engine.py": CLASS_C}, {"entrypoints/engine.py": CLASS_C},
         ("from sglang.srt.entrypoints.engine import C\nC().m()",
