@@ -122,8 +122,8 @@ CASES = {
     "a-method-a-base-outside-sglang-calls-unnamed-is-never-judged": Case(
         {"oracle.py": HANDLER}, {"oracle.py": HANDLER},
         ("from sglang.srt.oracle import M\nM().emit(None)",
-         "import logging\nfrom sglang.srt.oracle import M\nlog = logging.getLogger('x')\n"
-         "log.addHandler(M())\nlog.error('e')"),
+         ("import logging\nfrom sglang.srt.oracle import M\nlog = logging.getLogger('x')\n"
+          "log.addHandler(M())\nlog.error('e')")),
         _hook("oracle.M.emit"), ((), ()), ("runs", "runs")),
     "a-public-api-users-call-is-never-judged-uncalled": Case(
         {"entrypoints/engine.py": CLASS_C}, {"entrypoints/engine.py": CLASS_C},
