@@ -8,8 +8,11 @@ from there, downloading it when missing: it never skips for lack of SGLang.
 from __future__ import annotations
 
 import os
+import sys
+import types
 import zipfile
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 
 from auxcheck.releases import CACHE_ENV, Release, find_release, unpack
@@ -83,3 +86,28 @@ def write_wheel(path: Path, members: Mapping[str, str | bytes], *,
             info.external_attr = (0o120777 << 16)  # S_IFLNK | 0777
             archive.writestr(info, target)
     return path
+
+
+def real_registry_source() -> str:
+    """Returns the text of the real 0.5.23 ``hook_registry.py``, for fake releases that apply
+    hooks as SGLang does."""
+    return (real_tree("0.5.23") / "sglang/srt/plugins/hook_registry.py").read_text()
+
+
+@contextmanager
+def sglang_from(release: Path, plugin: Path) -> Iterator[None]:
+    """Imports ``sglang`` from the fake ``release`` (its ``__init__`` never runs) and the
+    plugin package ``plug`` from ``plugin``; both leave ``sys.modules`` as they found it."""
+    owned = [n for n in sys.modules if n.split(".")[0] in ("sglang", "plug")]
+    saved = {n: sys.modules.pop(n) for n in owned}
+    package = types.ModuleType("sglang")
+    package.__path__ = [str(release / "sglang")]
+    sys.modules["sglang"] = package
+    sys.path.insert(0, str(plugin))
+    try:
+        yield
+    finally:
+        sys.path.remove(str(plugin))
+        for name in [n for n in sys.modules if n.split(".")[0] in ("sglang", "plug")]:
+            del sys.modules[name]
+        sys.modules.update(saved)

@@ -11,17 +11,19 @@ happens so the table documents it.
 from __future__ import annotations
 
 import importlib
-import sys
 import textwrap
-import types
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import NamedTuple
 
 import pytest
 from helpers.paths import REPO
-from helpers.releases import REAL_CACHE, real_release, real_tree, write_release
+from helpers.releases import (
+    REAL_CACHE,
+    real_registry_source,
+    real_release,
+    sglang_from,
+    write_release,
+)
 
 from auxcheck._releases.index import ReleaseIndex
 from auxcheck._releases.moves_infer import moves_between
@@ -202,7 +204,7 @@ def _caller_source(case: Case) -> str:
 @pytest.fixture(scope="module")
 def registry_source() -> str:
     """Returns the text of the real 0.5.23 ``hook_registry.py``."""
-    return (real_tree("0.5.23") / "sglang/srt/plugins/hook_registry.py").read_text()
+    return real_registry_source()
 
 
 def _build(tmp_path: Path, case: Case, registry: str) -> tuple[Path, Path]:
@@ -230,24 +232,6 @@ def auxcheck_verdict(release: Path, plugin: Path) -> tuple[str, str]:
         assert {f.code for f in hooks.findings} == {"AUX703"}, hooks.findings
         return "fail", hooks.findings[0].message
     return judged.verdict, judged.detail
-
-
-@contextmanager
-def sglang_from(release: Path, plugin: Path) -> Iterator[None]:
-    """Imports ``sglang`` from ``release`` (its ``__init__`` never runs) and the plugin."""
-    owned = [n for n in sys.modules if n.split(".")[0] in ("sglang", "plug")]
-    saved = {n: sys.modules.pop(n) for n in owned}
-    package = types.ModuleType("sglang")
-    package.__path__ = [str(release / "sglang")]
-    sys.modules["sglang"] = package
-    sys.path.insert(0, str(plugin))
-    try:
-        yield
-    finally:
-        sys.path.remove(str(plugin))
-        for name in [n for n in sys.modules if n.split(".")[0] in ("sglang", "plug")]:
-            del sys.modules[name]
-        sys.modules.update(saved)
 
 
 def real_outcome(release: Path, plugin: Path) -> str | None:

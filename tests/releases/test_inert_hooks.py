@@ -19,16 +19,19 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import re
-import sys
 import textwrap
-import types
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from pathlib import Path
 from typing import NamedTuple
 
 import pytest
-from helpers.releases import real_release, real_tree, write_release
+from helpers.releases import (
+    real_registry_source,
+    real_release,
+    real_tree,
+    sglang_from,
+    write_release,
+)
 
 from auxcheck._releases.index import ReleaseIndex
 from auxcheck._releases.plugin_scan import scan_project
@@ -186,7 +189,7 @@ CASES = {
 @pytest.fixture(scope="module")
 def registry_source() -> str:
     """Returns the text of the real 0.5.23 ``hook_registry.py``."""
-    return (real_tree("0.5.23") / "sglang/srt/plugins/hook_registry.py").read_text()
+    return real_registry_source()
 
 
 def _release(root: Path, version: str, modules: Mapping[str, str], calls: str,
@@ -223,24 +226,6 @@ def auxcheck_results(releases: Mapping[str, Path], plugin: Path) -> dict[str, Re
 def hook_codes(result: ReleaseResult) -> tuple[str, ...]:
     """Returns the codes of the ``hooks`` stage's findings."""
     return tuple(f.code for s in result.stages if s.stage == "hooks" for f in s.findings)
-
-
-@contextmanager
-def sglang_from(release: Path, plugin: Path) -> Iterator[None]:
-    """Imports ``sglang`` from ``release`` (its ``__init__`` never runs) and the plugin."""
-    owned = [n for n in sys.modules if n.split(".")[0] in ("sglang", "plug")]
-    saved = {n: sys.modules.pop(n) for n in owned}
-    package = types.ModuleType("sglang")
-    package.__path__ = [str(release / "sglang")]
-    sys.modules["sglang"] = package
-    sys.path.insert(0, str(plugin))
-    try:
-        yield
-    finally:
-        sys.path.remove(str(plugin))
-        for name in [n for n in sys.modules if n.split(".")[0] in ("sglang", "plug")]:
-            del sys.modules[name]
-        sys.modules.update(saved)
 
 
 def real_outcome(release: Path, plugin: Path) -> str:

@@ -13,17 +13,13 @@ import ast
 import importlib
 import json
 import subprocess
-import sys
 import textwrap
-import types
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import NamedTuple
 
 import pytest
 from helpers.processes import HANG_GUARD
-from helpers.releases import real_release, write_release
+from helpers.releases import real_release, sglang_from, write_release
 from helpers.sglang_cpu import environment
 
 from auxcheck._releases.index import ReleaseIndex
@@ -236,24 +232,6 @@ def auxcheck_verdict(stage: ReleaseStage) -> tuple[str, str]:
     if notes:
         return "note", "\n".join(j.detail for j in notes)
     return "ok", "\n".join(f"{j.subject}: {j.detail}" for j in stage.judged)
-
-
-@contextmanager
-def sglang_from(release: Path, plugin: Path) -> Iterator[None]:
-    """Imports ``sglang`` from ``release`` (its ``__init__`` never runs) and the plugin."""
-    owned = [n for n in sys.modules if n.split(".")[0] in ("sglang", "plug")]
-    saved = {n: sys.modules.pop(n) for n in owned}
-    package = types.ModuleType("sglang")
-    package.__path__ = [str(release / "sglang")]
-    sys.modules["sglang"] = package
-    sys.path.insert(0, str(plugin))
-    try:
-        yield
-    finally:
-        sys.path.remove(str(plugin))
-        for name in [n for n in sys.modules if n.split(".")[0] in ("sglang", "plug")]:
-            del sys.modules[name]
-        sys.modules.update(saved)
 
 
 def real_outcome(release: Path, plugin: Path, case: Case) -> str | None:
