@@ -144,9 +144,28 @@ _TABLE: tuple[tuple[str, str, str], ...] = (
                 "or the class binds the method before any hook can wrap it (msgspec)"),
      ("hook or patch what that release calls instead (the finding names it where a move is "
       "known), or drop the hook for that release")),
+    ("AUX801", ("the plugin did not load in SGLang's real server: its entry point failed to "
+                "import, or its `register()` raised (SGLang logs this and serves without it)"),
+     ("fix the error the traceback ends in; `python -c \"from MODULE import register; "
+      "register()\"` beside SGLang shows it without a server")),
+    ("AUX802", ("SGLang's real `HookRegistry.apply_hooks()` could not apply a hook (it logs "
+                "this and serves without the hook)"),
+     ("hook a target that release has, with a hook type it allows (class targets take only "
+      "REPLACE); `auxcheck check --sglang` judges targets without a server")),
+    ("AUX803", ("note, not a failure: a hook SGLang's real server applied was never called "
+                "while the scenarios ran"),
+     ("where the hook must run on every server its target is no longer on SGLang's path (see "
+      "AUX706); where it serves paths a CPU cannot take (CUDA graphs, speculative decoding, "
+      "disaggregation), test it on such a server")),
+    ("AUX804", "SGLang's real server, or one of its processes, died with the plugin loaded",
+     ("fix the error at the plugin's frame the finding names; the server log it names keeps "
+      "SGLang's whole traceback")),
+    ("AUX805", "a request failed or hung in SGLang's real server with the plugin loaded",
+     ("read the server log the finding names: the same request is served without the plugin, "
+      "so the plugin's hooks or observers are on its path")),
 )
 
-_NOTES = frozenset({"AUX106", "AUX205"})
+_NOTES = frozenset({"AUX106", "AUX205", "AUX803"})
 
 RULES: Mapping[str, Rule] = MappingProxyType({
     code: Rule(code, t, h, "note" if code in _NOTES else "error") for code, t, h in _TABLE})

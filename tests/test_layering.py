@@ -44,7 +44,7 @@ MAY_IMPORT = {
     "migrate": {"core", "migrate"},
     "suite": {"core", "runtime", "isolation", "suite", "releases", "migrate"},
     "guard": {"core", "runtime", "releases", "guard"},
-    "sglang_cpu": {"core", "sglang_cpu"},
+    "sglang_cpu": {"core", "isolation", "sglang_cpu"},
     "cli": set(CAPABILITIES),
 }
 """The capabilities each may import from (docs/architecture.md); anything else breaks layering."""

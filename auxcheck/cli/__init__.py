@@ -29,6 +29,8 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "stubcheck": ("auxcheck.cli.stubcheck",
                   "compare the sglang stubs with SGLang's source (or the reference)"),
     "moves": ("auxcheck.cli.moves", "print the names SGLang moved between two releases"),
+    "live": ("auxcheck.cli.live",
+             "run a plugin inside SGLang's real server on CPU, per release"),
 }
 """Subcommand name -> (module holding its ``main``, one-line summary).
 

@@ -32,6 +32,7 @@ __all__ = [
     "byte_size",
     "one_version",
     "positive_int",
+    "releases_of",
     "run_command",
     "say",
     "seconds",
@@ -243,3 +244,20 @@ def add_release_options(parser: argparse.ArgumentParser, *, title: str,
     group.add_argument("--offline", action="store_true",
                        help="never download: use --wheel, --source and the cache only")
     return group
+
+
+def releases_of(sglang: Sequence[str], path: Path) -> tuple[str, ...]:
+    """Returns the releases a command runs on: its ``--sglang`` values, else the project's
+    ``[tool.auxcheck] sglang`` (empty when neither names one); raises UsageError naming
+    the value that is no release."""
+    from auxcheck._core.config import project_sglang
+    from auxcheck.errors import InvalidArgument
+    from auxcheck.releases import ReleaseError, parse_versions
+
+    try:
+        if sglang:
+            return parse_versions(",".join(sglang))
+        configured = project_sglang(path)
+        return parse_versions(configured) if configured else ()
+    except (ReleaseError, InvalidArgument) as exc:
+        raise UsageError(f"--sglang: {exc}" if sglang else str(exc)) from None

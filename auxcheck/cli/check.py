@@ -37,6 +37,7 @@ from auxcheck.cli._common import (
     add_release_options,
     add_timeout,
     byte_size,
+    releases_of,
     run_command,
     say,
 )
@@ -207,21 +208,6 @@ def default_memory() -> int:
         return 0
 
 
-def _releases(sglang: Sequence[str], path: Path) -> tuple[str, ...]:
-    """Returns the releases to check: ``--sglang`` values, else ``[tool.auxcheck] sglang``."""
-    from auxcheck._core.config import project_sglang
-    from auxcheck.errors import InvalidArgument
-    from auxcheck.releases import ReleaseError, parse_versions
-
-    try:
-        if sglang:
-            return parse_versions(",".join(sglang))
-        configured = project_sglang(path)
-        return parse_versions(configured) if configured else ()
-    except (ReleaseError, InvalidArgument) as exc:
-        raise UsageError(f"--sglang: {exc}" if sglang else str(exc)) from None
-
-
 @contextmanager
 def _importable(path: Path) -> Iterator[None]:
     """Puts ``path`` (and its ``src``) first on sys.path, as the contract suite has them."""
@@ -381,7 +367,7 @@ def _request(argv: list[str]) -> _Request:
     path = Path(args.path)
     if not path.is_dir():
         raise UsageError(f"PATH {args.path!r} is not a folder; expected a plugin project's folder")
-    releases = _releases(args.sglang, path)
+    releases = releases_of(args.sglang, path)
     if args.profile is not None:
         check_profile(args.profile)
     if args.impl is not None:  # sglang==X may download its wheel first: progress says so

@@ -87,6 +87,8 @@ USAGE_ERRORS = [
          "download it with `pip download --no-deps sglang==0.5.20`"),
     _bad("jobs", "moves", ["--from", "0.0.1", "--to", "0.0.2", "-j", "0"],
          f"argument --jobs/-j: invalid value '0'; {WHOLE}"),
+    _bad("overlap", "live", ["--overlap", "sometimes", CAPTURE],
+         "argument --overlap: invalid choice: 'sometimes'"),
     _bad("same-release", "moves", ["--from", "0.0.2", "--to", "0.0.2"], "--from and --to are "
          "the same release (0.0.2); pass the older release to --from and the newer one to --to"),
 ]

@@ -22,8 +22,9 @@ from typing import Any
 import pytest
 from helpers.processes import HANG_GUARD
 from helpers.sglang_cpu import environment
-from helpers.sglang_server import Server, install_plugin
 
+from auxcheck._sglang_cpu.install import Installed, install_plugin
+from auxcheck._sglang_cpu.server import RequestFailed, Server
 from auxcheck.rules import RULES
 
 pytestmark = pytest.mark.slow
@@ -34,15 +35,17 @@ NOTES = {code for code, rule in RULES.items() if rule.severity == "note"}
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    target = tmp_path_factory.mktemp("site")
-    install_plugin(environment(), PLUGIN, target)
-    return target
+    installed: Installed = install_plugin(environment(), PLUGIN,
+                                          tmp_path_factory.mktemp("live") / "site")
+    return installed.site
 
 
 def start(site: Path, tmp_path: Path, bug: str = "") -> Server:
-    return Server(environment(), site, tmp_path / "server.log", variables={
+    env = environment()
+    return Server(env, env.model, tmp_path / "server.log", path=[site], variables={
         "LIVE_PLUGIN_BUG": bug, "LIVE_PLUGIN_LOG": str(tmp_path / "calls.jsonl"),
-        "AUXCHECK_GUARD": "warn", "AUXCHECK_GUARD_REPORT": str(tmp_path / "guard.jsonl")})
+        "AUXCHECK_GUARD": "warn", "AUXCHECK_GUARD_REPORT": str(tmp_path / "guard.jsonl")},
+        start_timeout=HANG_GUARD)
 
 
 def events(path: Path) -> list[list[Any]]:
@@ -90,12 +93,12 @@ def running(server: Server, rid: str, done: threading.Event, *, bug: str = "",
 
     def read() -> None:
         try:
-            for chunk in server.stream("hello world", rid, max_new_tokens=tokens,
-                                       ignore_eos=True, **params):
+            for chunk in server.stream("hello world", rid, timeout=HANG_GUARD,
+                                       max_new_tokens=tokens, ignore_eos=True, **params):
                 if last is not None:
                     last[:] = [chunk]
                 started.set()
-        except OSError:
+        except RequestFailed:
             pass
         finally:
             started.set()
@@ -121,10 +124,10 @@ def test_a_real_server_runs_the_plugin_as_modelled_and_a_reordering_consume_is_a
 def calls_are_in_the_order_auxcheck_models(live: Server, folder: Path) -> None:
     """Overlap: step N is consumed after N+1 sampled; with a grammar request, before it."""
     first = len(events(folder / "calls.jsonl"))
-    answer = live.generate("hello world", max_new_tokens=6, ignore_eos=True)
+    answer = live.generate("hello world", timeout=HANG_GUARD, max_new_tokens=6, ignore_eos=True)
     assert answer["meta_info"]["completion_tokens"] == 6
     plain = len(events(folder / "calls.jsonl"))
-    answer = live.generate("hello", max_new_tokens=5, regex="[a-z]{5}")
+    answer = live.generate("hello", timeout=HANG_GUARD, max_new_tokens=5, regex="[a-z]{5}")
     assert answer["meta_info"]["completion_tokens"] == 5
     everything = [e[1:] for e in events(folder / "calls.jsonl")]
     # a grammar request delays sampling: each step is consumed before the next one samples
@@ -180,7 +183,7 @@ def test_an_abort_kills_the_scheduler_of_a_consume_computing_with_finished_len(
         for attempt in range(5):
             done, last = threading.Event(), []
             running(server, f"doomed-{attempt}", done, tokens=400, last=last)
-            server.abort(f"doomed-{attempt}")
+            server.abort(f"doomed-{attempt}", timeout=HANG_GUARD)
             assert done.wait(HANG_GUARD)
             if not server.alive():
                 break

@@ -16,6 +16,7 @@ from sglang.srt.plugins.hook_registry import HookRegistry, HookType
 from capture_plugin.outputs import make_observer
 
 SCHEDULER = "sglang.srt.managers.scheduler.Scheduler"
+RUNNER = "sglang.srt.model_executor.model_runner.ModelRunner"
 
 INSTALLED: list[Any] = []
 """The observers installed in this process, one per scheduler."""
@@ -28,6 +29,12 @@ def _after_init(result: None, scheduler: Any, *args: Any, **kwargs: Any) -> None
     scheduler.auxcheck_capture_observer = observer
 
 
+def _after_runner_init(result: None, runner: Any) -> None:
+    """Installs the observer where SGLang calls it: ``ModelRunner.sample`` reads
+    ``runner.sampling_observer`` each step (``auxcheck live`` watches it run)."""
+    runner.sampling_observer = make_observer()
+
+
 def _after_streamer_class(result: type, scheduler: Any, *args: Any, **kwargs: Any) -> type:
     """Keeps SGLang's streamer class: the captured rows travel in ``req.customized_info``."""
     return result
@@ -38,3 +45,4 @@ def register() -> None:
     HookRegistry.register(f"{SCHEDULER}.__init__", _after_init, HookType.AFTER)
     HookRegistry.register(f"{SCHEDULER}.get_output_streamer_class", _after_streamer_class,
                           HookType.AFTER)
+    HookRegistry.register(f"{RUNNER}.initialize", _after_runner_init, HookType.AFTER)

@@ -80,10 +80,12 @@ class HiddenStateObserver:
         return int(logits.shape[0]) if self.enabled else None
 
     def after_sample(self, state: int, token_ids: torch.Tensor) -> HiddenStateDeviceOutput:
-        """Returns a device output owning a clone of the rows, never a view of the buffer."""
+        """Returns a device output owning a clone of the rows, never a view of the buffer
+        (the first rows the buffer holds, when the batch is larger than the buffer)."""
+        rows = min(state, self.hidden_buffer.shape[0])
         return HiddenStateDeviceOutput(
-            hidden=self.hidden_buffer[:state].clone(),
-            positions=torch.arange(state, device=token_ids.device),
+            hidden=self.hidden_buffer[:rows].clone(),
+            positions=torch.arange(rows, device=token_ids.device),
         )
 
     def from_pp_tensors(self, tensors: Mapping[str, torch.Tensor]) -> HiddenStateDeviceOutput:

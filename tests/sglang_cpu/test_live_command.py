@@ -1,0 +1,102 @@
+"""``auxcheck live`` on the project's own examples, in SGLang 0.5.23's real server on CPU.
+
+Each test is one run of the command (one or two real servers, 20-60 s each on a 2-core
+machine), in this process, on a copy of the example, with the environment ``make
+sglang-cpu`` built. What each finding names is read from the example's source, not written
+down here.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers.sglang_cpu import environment
+
+from auxcheck.cli import main
+
+pytestmark = pytest.mark.slow
+
+
+def live(project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+         *args: str) -> tuple[int, dict[str, Any]]:
+    """Returns the exit status and JSON report of ``auxcheck live`` on ``project``."""
+    status = main(["live", str(project), "--sglang", "0.5.23", "-q", "--format", "json",
+                   "--environment", str(environment().path), "--cache", str(tmp_path / "cache"),
+                   *args])
+    return status, json.loads(capsys.readouterr().out)
+
+
+def defined(path: Path, name: str) -> str:
+    """Returns ``path:line`` of the function or class ``name`` defined in ``path``."""
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name == name:
+            return f"{path.resolve()}:{node.lineno}"
+    raise AssertionError(f"{name} is not defined in {path}")
+
+
+def test_the_capture_plugin_serves_every_scenario_green_with_overlap_on_and_off(
+        example: Callable[[str], Path], tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    project = example("capture_plugin")
+    status, report = live(project, tmp_path, capsys)
+    [release] = report["releases"]
+    assert (status, release["findings"], release["notes"]) == (0, [], [])
+    assert [s["mode"] for s in release["servers"]] == ["overlap on", "overlap off"]
+    for server in release["servers"]:
+        assert [(s["name"], s["ok"]) for s in server["scenarios"]] == [
+            (name, True) for name in
+            ("concurrent", "stop-token", "stop-string", "long-prompt", "grammar", "abort")]
+        assert Path(server["log"]).is_file()
+    # nothing was written into the project (pip built from a copy of it)
+    assert not list(project.glob("*.egg-info")) and not (project / "build").exists()
+
+
+def test_a_hook_that_does_not_fit_kills_the_server_at_start_and_is_reported_at_its_line(
+        example: Callable[[str], Path], tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    project = example("hook_plugin")
+    status, report = live(project, tmp_path, capsys)
+    [release] = report["releases"]
+    assert status == 1
+    [server] = release["servers"]
+    assert (server["mode"], server["started"]) == ("overlap on", None)
+    [died] = release["findings"]
+    hooks = project / "hook_plugin" / "hooks.py"
+    assert (died["code"], died["location"]) == ("AUX804", defined(hooks, "_install_observer"))
+    assert "TypeError: _install_observer() takes 1 positional argument but 2 were given" in (
+        died["message"])
+    # its AROUND hook on sgl_kernel cannot resolve in the stand-in sgl_kernel: not judged
+    assert any("stands in for sgl_kernel" in note for note in release["notes"])
+    assert any("the other mode was not tried" in note for note in release["notes"])
+
+
+def test_a_reused_buffer_is_the_live_guards_aux112_at_the_output_class(
+        example: Callable[[str], Path], tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    project = example("broken_plugin")
+    status, report = live(project, tmp_path, capsys, "--overlap", "on")
+    [release] = report["releases"]
+    assert status == 1
+    assert [(f["code"], f["location"]) for f in release["findings"]] == [
+        ("AUX112", defined(project / "broken_plugin" / "outputs.py", "TokenOutput"))]
+    assert all(s["ok"] for s in release["servers"][0]["scenarios"])
+
+
+def test_a_project_without_an_entry_point_is_aux801_naming_what_to_declare(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    project = tmp_path / "quiet"
+    (project / "quiet").mkdir(parents=True)
+    (project / "quiet" / "__init__.py").write_text("")
+    (project / "pyproject.toml").write_text(
+        '[project]\nname = "quiet"\nversion = "0"\n[tool.setuptools]\npackages = ["quiet"]\n')
+    status, report = live(project, tmp_path, capsys)
+    [release] = report["releases"]
+    [finding] = release["findings"]
+    assert (status, finding["code"], release["servers"]) == (1, "AUX801", [])
+    assert 'declare one in pyproject.toml: [project.entry-points."sglang.srt.plugins"]' in (
+        finding["message"])
