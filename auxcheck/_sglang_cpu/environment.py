@@ -90,13 +90,19 @@ class Environment:
 
     @property
     def python(self) -> Path:
-        """Returns the environment's interpreter."""
-        return self.path / "bin" / "python"
+        """Returns the environment's interpreter (an absolute path: commands run elsewhere)."""
+        return Path(os.path.abspath(self.path)) / "bin" / "python"
 
     @property
     def model(self) -> Path:
         """Returns the tiny random Llama built with the environment (``tiny_model.py``)."""
         return self.path / "tiny-llama"
+
+    @property
+    def constraints(self) -> Path | None:
+        """Returns the pins the environment was built with (None when it has no stamp)."""
+        release = self.release
+        return None if release is None else _HERE / f"constraints-{release}.txt"
 
     @property
     def release(self) -> str | None:

@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import configparser
 import hashlib
+import json
 import os
 import shutil
 import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from auxcheck import __version__
 from auxcheck._core.python_files import SKIPPED_DIRS, iter_python_files
@@ -43,6 +45,43 @@ _SITECUSTOMIZE = (
 )
 
 
+_REQUIREMENTS = """
+import json, sys
+from importlib import metadata
+try:
+    from packaging.requirements import Requirement
+except ImportError:
+    from pip._vendor.packaging.requirements import Requirement
+sys.path.insert(0, sys.argv[1])
+found = {"missing": [], "conflicts": []}
+for name in json.loads(sys.argv[2]):
+    try:
+        requires = metadata.requires(name) or []
+    except metadata.PackageNotFoundError:
+        continue
+    for text in requires:
+        try:
+            wanted = Requirement(text)
+        except Exception:
+            continue
+        if wanted.marker is not None and not wanted.marker.evaluate({"extra": ""}):
+            continue
+        try:
+            have = metadata.version(wanted.name)
+        except metadata.PackageNotFoundError:
+            found["missing"].append(str(wanted))
+            continue
+        if wanted.specifier and not wanted.specifier.contains(have, prereleases=True):
+            found["conflicts"].append([str(wanted), have])
+print(json.dumps(found))
+"""
+"""Run by the environment's interpreter with the site first on its path: which requirements of
+the named distributions no installed distribution meets (missing), and which one meets at
+another version (conflicts)."""
+_ROUNDS = 8
+"""Rounds of installing missing requirements (each round the requirements of the last)."""
+
+
 class PluginInstallError(AuxcheckError):
     """The plugin could not be installed; the message says why and what pip printed."""
 
@@ -50,11 +89,14 @@ class PluginInstallError(AuxcheckError):
 @dataclass(frozen=True, slots=True)
 class Installed:
     """A plugin installed into ``site``: its ``sglang.srt.plugins`` entry points (name ->
-    ``module:attr``) and the project file of each installed Python file."""
+    ``module:attr``), the project file of each installed Python file, the requirements that
+    could not be installed (``unmet``), and what was said about the others (``notes``)."""
 
     site: Path
     entry_points: Mapping[str, str]
     sources: Mapping[str, Path] = field(default_factory=dict)
+    unmet: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
 
     def source_of(self, path: str) -> Path | None:
         """Returns the project file an installed (or project) file path stands for, or None
@@ -96,9 +138,60 @@ def install_plugin(env: Environment, project: Path, site: Path, *,
             f"pip could not install {project} (the project's folder, with --no-deps):\n"
             f"{errors[-1]}\nFix the project's build (pyproject.toml or setup.py) so that "
             "`pip install --no-deps .` works in it")
+    own = [info.name.split("-")[0] for info in site.glob("*.dist-info")]
+    unmet, notes = _dependencies(env, site, own, timeout)
     _add_auxcheck(site)
     (site / "sitecustomize.py").write_text(_SITECUSTOMIZE, encoding="utf-8")
-    return Installed(site, _entry_points(site), _sources(site, project))
+    return Installed(site, _entry_points(site), _sources(site, project), tuple(unmet),
+                     tuple(notes))
+
+
+def _requirements(env: Environment, site: Path, names: list[str],
+                  timeout: float) -> dict[str, Any]:
+    done = subprocess.run([str(env.python), "-c", _REQUIREMENTS, str(site), json.dumps(names)],
+                          capture_output=True, text=True, env=env.environ(), check=False,
+                          timeout=timeout)
+    try:
+        found: dict[str, Any] = json.loads(done.stdout)
+    except ValueError:
+        raise PluginInstallError(f"reading the plugin's requirements failed:\n"
+                                 f"{done.stderr.strip()[-2000:]}") from None
+    return found
+
+
+def _dependencies(env: Environment, site: Path, own: list[str],
+                  timeout: float) -> tuple[list[str], list[str]]:
+    """Installs what the plugin requires and the environment lacks (and what those require),
+    with the environment's pins and without replacing anything SGLang's environment has;
+    returns the requirements that could not be installed, and notes on those and on the
+    requirements the environment meets at another version."""
+    unmet: list[str] = []
+    notes: list[str] = []
+    tried: set[str] = set()
+    names = own
+    for _ in range(_ROUNDS):
+        if not names:
+            break
+        found = _requirements(env, site, names, timeout)
+        notes += [f"the plugin requires {want}; SGLang's environment has {have}, which the run "
+                  "uses" for want, have in found["conflicts"] if names is own]
+        missing = [m for m in found["missing"] if m not in tried]
+        tried.update(missing)
+        before = {p.name for p in site.glob("*.dist-info")}
+        for requirement in missing:
+            done = subprocess.run(
+                [str(env.python), "-m", "pip", "install", "--quiet", "--no-deps",
+                 "--disable-pip-version-check", "--no-warn-script-location", "--target",
+                 str(site), *(["-c", str(env.constraints)] if env.constraints else []),
+                 requirement], capture_output=True, text=True, env=env.environ(), check=False,
+                timeout=timeout)
+            if done.returncode != 0:
+                unmet.append(requirement)
+                last = (done.stderr.strip().splitlines() or ["pip failed"])[-1]
+                notes.append(f"the plugin requires {requirement}, which pip could not install "
+                             f"beside SGLang ({last})")
+        names = [p.name.split("-")[0] for p in site.glob("*.dist-info") if p.name not in before]
+    return unmet, notes
 
 
 def _add_auxcheck(site: Path) -> None:

@@ -164,6 +164,7 @@ def _run_release(project: Path, options: LiveOptions, run: ReleaseRun, deadline:
                 f'declare one in pyproject.toml: [project.entry-points."{GROUP}"] '
                 'name = "package.module:register"', location=_pyproject(project)))
             return
+        run.notes += installed.notes
         evidence = Evidence(installed, own=frozenset(installed.entry_points))
         for overlap in options.overlap:
             mode = ModeRun(_mode(overlap), folder / f"server-{_mode(overlap).replace(' ', '-')}.log")

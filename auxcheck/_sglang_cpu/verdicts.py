@@ -120,6 +120,11 @@ def _stand_in(frames: Iterable[Sequence[Any]], error: str) -> str | None:
     return None
 
 
+def _unmet(installed: Installed, error: str) -> bool:
+    """Returns True when ``error`` is an import error and a requirement could not be installed."""
+    return bool(installed.unmet) and error.startswith(("ModuleNotFoundError", "ImportError"))
+
+
 def _shown(path: str) -> str:
     _, marker, inside = path.replace("\\", "/").partition("/site-packages/")
     return inside if marker else path
@@ -212,6 +217,11 @@ def verdicts(release: str, evidence: Evidence) -> tuple[list[Finding], list[str]
                 notes.append(f"{message} ({event.get('error')}): not the plugin's")
                 continue
             frames = event.get("frames") or []
+            if _unmet(installed, str(event.get("error") or "")):
+                notes.append(f"{message} was not judged: {event.get('error')}, and the plugin "
+                             f"requires {', '.join(installed.unmet)}, which could not be "
+                             "installed beside SGLang")
+                continue
             stand_in = _stand_in(frames, str(event.get("error") or ""))
             if stand_in is not None:
                 notes.append(f"{message} was not judged: it failed in {stand_in}, which the CPU "
@@ -245,6 +255,11 @@ def _deaths(evidence: Evidence, add: Any, notes: list[str]) -> None:
         frames = (cause or {}).get("frames") or []
         error = str((cause or {}).get("error") or death.cause)
         location = _plugin_frame(installed, frames)
+        if _unmet(installed, error):
+            notes.append(f"the server died {death.during} ({death.mode}) with {error}, and the "
+                         f"plugin requires {', '.join(installed.unmet)}, which could not be "
+                         f"installed beside SGLang: not judged (log: {death.log})")
+            continue
         package = _stand_in(frames, error)
         if package is not None:
             notes.append(f"the server died {death.during} ({death.mode}) in {package}, which the "

@@ -183,3 +183,15 @@ def test_a_failed_request_is_aux805_at_the_plugins_frame_when_one_is_to_blame(
     assert [(f.code, f.location) for f in found] == [
         ("AUX805", None if location is None else place(evidence, location))]
     assert expected in found[0].message
+
+
+def test_an_import_error_when_a_requirement_could_not_be_installed_is_a_note(
+        evidence: Evidence) -> None:
+    """auxcheck did not install what the plugin needs: its import failing says nothing."""
+    evidence.installed = Installed(evidence.installed.site, evidence.installed.entry_points,
+                                   evidence.installed.sources, unmet=("lmcache>=0.3",))
+    evidence.events.append({"event": "plugin-error", "message": "Failed to load plugin plug from "
+                            "group sglang.srt.plugins", "error": "ModuleNotFoundError: No module "
+                            "named 'lmcache'", "frames": []})
+    found, notes = judged(evidence)
+    assert found == [] and "requires lmcache>=0.3, which could not be installed" in notes[0]
