@@ -83,6 +83,8 @@ class ReleaseRun:
 
     release: str
     skipped: str | None = None
+    cut: str | None = None
+    """Why the run ended before every scenario ran (the time limit), None when it did not."""
     modes: list[ModeRun] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
@@ -170,10 +172,12 @@ def _run_release(project: Path, options: LiveOptions, run: ReleaseRun, deadline:
             mode = ModeRun(_mode(overlap), folder / f"server-{_mode(overlap).replace(' ', '-')}.log")
             run.modes.append(mode)
             if not _serve(env, model, installed, options, mode, evidence, deadline, say,
-                          run.release, overlap):
-                if len(options.overlap) > 1:
+                          run, overlap):
+                if len(options.overlap) > 1 and run.cut is None:
                     run.notes.append(f"the server did not start with {mode.mode}: the other "
                                      "mode was not tried")
+                break
+            if run.cut:
                 break
         _replay_unexplained(env, model, options, folder, evidence, deadline, say, run)
         found, notes = verdicts(run.release, evidence)
@@ -204,14 +208,14 @@ def _args(overlap: bool) -> list[str]:
 
 def _serve(env: Environment, model: Path, installed: Installed, options: LiveOptions,
            mode: ModeRun, evidence: Evidence, deadline: float, say: Callable[[str], None],
-           release: str, overlap: bool) -> bool:
+           run: ReleaseRun, overlap: bool) -> bool:
     """Runs the scenarios on one server; returns False when it did not start."""
     folder = mode.log.parent
     variables = _variables(folder, mode.mode, list(installed.entry_points))
     for name in ("AUXCHECK_LIVE_EVENTS", "AUXCHECK_GUARD_REPORT"):
         Path(variables[name]).unlink(missing_ok=True)
     events_path = Path(variables["AUXCHECK_LIVE_EVENTS"])
-    say(f"sglang {release}: starting the server ({mode.mode}); log: {mode.log}")
+    say(f"sglang {run.release}: starting the server ({mode.mode}); log: {mode.log}")
     start = time.monotonic()
     try:
         server = Server(env, model, mode.log, path=[installed.site], variables=variables,
@@ -220,22 +224,25 @@ def _serve(env: Environment, model: Path, installed: Installed, options: LiveOpt
     except ServerFailed as failed:
         events = _tagged(read_events(events_path), mode.mode)
         evidence.events += events
+        if not failed.exited and _left(deadline) <= 0:
+            run.cut = f"the time limit ended the run while the server started ({mode.mode})"
+            return False
         evidence.deaths.append(Death(mode.mode, "while starting", mode.log, _tail(mode.log),
                                      str(failed), tuple(events)))
         return False
     mode.started = time.monotonic() - start
-    say(f"sglang {release}: up in {mode.started:.0f} s")
+    say(f"sglang {run.release}: up in {mode.started:.0f} s")
     died = None
     try:
         for scenario in options.scenarios:
             if _left(deadline) <= 0:
-                evidence_note = f"the time limit ended the run before {scenario.name} ({mode.mode})"
-                mode.outcomes.append(Outcome(scenario.name, False, evidence_note, 0.0))
+                run.cut = (f"the time limit ended the run before the {scenario.name} scenario "
+                           f"({mode.mode})")
                 break
             outcome = run_scenario(server, scenario,
                                    min(options.scenario_timeout, max(_left(deadline), 1.0)))
             mode.outcomes.append(outcome)
-            say(f"sglang {release}: {scenario.name}: "
+            say(f"sglang {run.release}: {scenario.name}: "
                 f"{'ok' if outcome.ok else 'FAILED'} ({outcome.seconds:.1f} s)")
             if not server.alive(timeout=15):
                 died = f"during the {scenario.name} scenario"

@@ -190,14 +190,21 @@ class Server:
             pass
 
     def alive(self, timeout: float = 30.0) -> bool:
-        """Returns True while the server answers ``/health`` (False once a process died)."""
-        if self.process.poll() is not None:
-            return False
-        try:
-            with urllib.request.urlopen(f"{self.url}/health", timeout=timeout) as answer:
-                return bool(answer.status == 200)
-        except (urllib.error.URLError, OSError):
-            return False
+        """Returns False once the server has exited (SGLang's launcher ends itself when one
+        of its processes dies), True as soon as it answers ``/health``; a server that still
+        runs without answering for ``timeout`` seconds (a busy machine) counts as alive."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                return False
+            try:
+                with urllib.request.urlopen(f"{self.url}/health", timeout=5) as answer:
+                    if answer.status == 200:
+                        return True
+            except (urllib.error.URLError, OSError):
+                pass
+            time.sleep(_POLL)
+        return self.process.poll() is None
 
     def stop(self) -> None:
         """Ends the server and every process of its group; waits for the server to exit."""

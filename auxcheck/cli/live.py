@@ -7,7 +7,7 @@ JSON or SARIF: a plugin that did not load (AUX801), a hook SGLang could not appl
 a hook never called (AUX803, a note), a server that died (AUX804), a request that failed or
 hung (AUX805), and every finding of the live guard. Exit status: 0 when every release that
 could run served every scenario with no finding but notes; 1 on a finding; 2 on usage
-errors; 3 when no release could run here (each says why).
+errors; 3 when no release could run here (each says why) or the time limit cut a run short.
 """
 
 from __future__ import annotations
@@ -127,10 +127,13 @@ def _run(argv: list[str]) -> int:
 
 
 def exit_status(results: Sequence[ReleaseRun]) -> int:
-    """Returns 1 when a release has a finding that is not a note, 3 when none could run, else 0."""
+    """Returns 1 when a release has a finding that is not a note; 3 when none could run, or
+    the time limit cut a run short (nothing proven there); else 0."""
     if any(not f.is_note for run in results for f in run.findings):
         return 1
-    return NOTHING_RAN if all(run.skipped for run in results) else 0
+    if all(run.skipped for run in results) or any(run.cut for run in results):
+        return NOTHING_RAN
+    return 0
 
 
 def _modes_text(run: ReleaseRun) -> str:
@@ -154,10 +157,13 @@ def to_text(path: Path, runs: Path, results: Sequence[ReleaseRun]) -> str:
             lines.append(f"sglang {run.release}: not run: cannot run release {run.release} here: "
                          f"{run.skipped}")
             continue
-        verdict = f"FAIL ({len(errors)} finding{'s' * (len(errors) != 1)})" if errors else "ok"
+        verdict = (f"FAIL ({len(errors)} finding{'s' * (len(errors) != 1)})" if errors
+                   else "INCOMPLETE" if run.cut else "ok")
         lines.append(f"sglang {run.release}: {verdict}: {_modes_text(run) or 'no server'} "
                      f"({run.seconds:.0f} s)")
         lines += ["  " + f.to_text().replace("\n", "\n  ") for f in run.findings]
+        if run.cut:
+            lines.append(f"  not finished: {run.cut} (--timeout)")
         lines += [f"  note: {note}" for note in run.notes]
     if any(not run.skipped for run in results):
         lines.append(f"logs: {runs}")
@@ -174,6 +180,7 @@ def to_json(path: Path, runs: Path, results: Sequence[ReleaseRun], status: int) 
             "release": run.release,
             "ran": run.skipped is None,
             "skipped": run.skipped,
+            "cut": run.cut,
             "seconds": round(run.seconds, 1),
             "servers": [{"mode": m.mode, "log": str(m.log),
                          "started": None if m.started is None else round(m.started, 1),
@@ -193,6 +200,8 @@ def to_sarif(root: Path, results: Sequence[ReleaseRun], status: int) -> str:
 
     notices = [Notice(f"sglang {run.release}: cannot run release {run.release} here: "
                       f"{run.skipped}", "note") for run in results if run.skipped]
+    notices += [Notice(f"sglang {run.release}: not finished: {run.cut}", "warning")
+                for run in results if run.cut]
     notices += [Notice(f"sglang {run.release}: {note}", "note") for run in results
                 for note in run.notes]
     return findings_log([f for run in results for f in run.findings], root=root,

@@ -10,14 +10,20 @@ from __future__ import annotations
 
 import ast
 import json
+import os
+import signal
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.processes import HANG_GUARD
 from helpers.sglang_cpu import environment
 
 from auxcheck.cli import main
+from auxcheck.cli.live import NOTHING_RAN
 
 pytestmark = pytest.mark.slow
 
@@ -100,3 +106,66 @@ def test_a_project_without_an_entry_point_is_aux801_naming_what_to_declare(
     assert (status, finding["code"], release["servers"]) == (1, "AUX801", [])
     assert 'declare one in pyproject.toml: [project.entry-points."sglang.srt.plugins"]' in (
         finding["message"])
+
+
+def test_a_run_the_time_limit_cuts_short_is_incomplete_never_green(
+        example: Callable[[str], Path], tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    status, report = live(example("capture_plugin"), tmp_path, capsys, "--timeout", "0.01")
+    [release] = report["releases"]
+    assert (status, release["findings"]) == (NOTHING_RAN, [])
+    assert release["cut"].startswith("the time limit ended the run")
+
+
+def server_groups(port: str) -> set[int]:
+    """Returns the process groups of the processes whose command line names ``--port port``."""
+    groups = set()
+    for entry in Path("/proc").iterdir():
+        try:
+            words = (entry / "cmdline").read_bytes().split(b"\0")
+            if b"--port" in words and words[words.index(b"--port") + 1] == port.encode():
+                groups.add(os.getpgid(int(entry.name)))
+        except (OSError, ValueError, IndexError):
+            continue
+    return groups
+
+
+def group_alive(pgid: int) -> bool:
+    """Returns True while a process of group ``pgid`` runs (a zombie waiting for its reaper
+    does not: it ended)."""
+    for entry in Path("/proc").iterdir():
+        try:
+            fields = (entry / "stat").read_bytes().rpartition(b")")[2].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid and fields[0] != b"Z":
+            return True
+    return False
+
+
+def test_ctrl_c_ends_every_process_the_run_started(
+        example: Callable[[str], Path], tmp_path: Path) -> None:
+    """Stopped while its server serves: the command ends the server's whole process group,
+    removes its temporary folder, and exits 128 + SIGINT (SIGTERM takes the same way:
+    ``auxcheck._isolation.stops``)."""
+    stop = signal.SIGINT
+    command = subprocess.Popen(
+        [sys.executable, "-m", "auxcheck", "live", str(example("capture_plugin")), "--sglang",
+         "0.5.23", "--environment", str(environment().path), "--cache", str(tmp_path),
+         "--overlap", "on"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "AUXCHECK_PROGRESS": "on", "TMPDIR": str(tmp_path)})
+    assert command.stderr is not None
+    log = None
+    for line in command.stderr:  # progress: "... starting the server (overlap on); log: PATH"
+        if "; log: " in line:
+            log = Path(line.rsplit("; log: ", 1)[1].strip())
+        if log is not None and " up in " in line:
+            break
+    assert log is not None, "the server never came up"
+    port = log.read_text().split("--port ", 1)[1].split()[0]
+    groups = server_groups(port)
+    assert groups
+    command.send_signal(stop)
+    assert command.wait(timeout=HANG_GUARD) == 128 + stop
+    assert not [g for g in groups if group_alive(g)]
+    assert not list(tmp_path.glob("auxcheck-live-*"))

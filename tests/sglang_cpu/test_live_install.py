@@ -58,15 +58,15 @@ def test_what_the_plugin_requires_and_sglangs_environment_lacks_is_installed_bes
     assert not [p for p in site.iterdir() if p.name.startswith(("msgspec", "sglang", "torch"))]
     assert installed.unmet == ("never-published-auxcheck-dep",)
     assert list(installed.notes) == [
-        "the plugin requires msgspec<0.1; SGLang's environment has "
-        f"{_version(env.python, 'msgspec')}, which the run uses",
-        "the plugin requires never-published-auxcheck-dep, which pip could not install beside "
-        "SGLang (ERROR: No matching distribution found for never-published-auxcheck-dep)"]
+        ("the plugin requires msgspec<0.1; SGLang's environment has "
+        f"{_version(env.python, 'msgspec')}, which the run uses"),
+        ("the plugin requires never-published-auxcheck-dep, which pip could not install beside "
+        "SGLang (ERROR: No matching distribution found for never-published-auxcheck-dep)")]
     # the project folder itself is left as it was: pip built from a copy
     assert sorted(p.name for p in plugin.iterdir()) == ["needy", "pyproject.toml"]
 
 
 def _version(python: Path, name: str) -> str:
-    return subprocess.run([str(python), "-c", f"import importlib.metadata as m; "
-                           f"print(m.version({name!r}))"], capture_output=True, text=True,
+    return subprocess.run([str(python), "-c", (f"import importlib.metadata as m; "
+                           f"print(m.version({name!r}))")], capture_output=True, text=True,
                           check=True, timeout=HANG_GUARD).stdout.strip()
