@@ -168,12 +168,12 @@ def _run_release(project: Path, options: LiveOptions, run: ReleaseRun, deadline:
             return
         run.notes += installed.notes
         evidence = Evidence(installed, own=frozenset(installed.entry_points))
-        for overlap in options.overlap:
+        for number, overlap in enumerate(options.overlap, 1):
             mode = ModeRun(_mode(overlap), folder / f"server-{_mode(overlap).replace(' ', '-')}.log")
             run.modes.append(mode)
             if not _serve(env, model, installed, options, mode, evidence, deadline, say,
                           run, overlap):
-                if len(options.overlap) > 1 and run.cut is None:
+                if number < len(options.overlap) and run.cut is None:
                     run.notes.append(f"the server did not start with {mode.mode}: the other "
                                      "mode was not tried")
                 break
