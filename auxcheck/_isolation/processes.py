@@ -9,6 +9,7 @@ import time
 __all__ = [
     "KILL_GRACE",
     "group_memory",
+    "group_running",
     "kill_group",
     "parent_of",
     "read_some",
@@ -89,6 +90,25 @@ def group_memory(pgid: int) -> int:
         except (OSError, ValueError, IndexError):  # gone meanwhile, or not ours to read
             continue
     return total
+
+
+def group_running(pgid: int) -> list[int]:
+    """Returns the processes of group ``pgid`` that still run (a zombie waiting for its reaper
+    has ended); [] when none can be read (not Linux)."""
+    running = []
+    try:
+        pids = [name for name in os.listdir("/proc") if name.isdigit()]
+    except OSError:
+        return []
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as stat:
+                fields = stat.read().rpartition(b")")[2].split()
+        except OSError:
+            continue
+        if len(fields) > 2 and fields[2] == str(pgid).encode() and fields[0] != b"Z":
+            running.append(int(pid))
+    return running
 
 
 def _anonymous_kib(status: bytes) -> int:

@@ -244,7 +244,7 @@ def _serve(env: Environment, model: Path, installed: Installed, options: LiveOpt
             mode.outcomes.append(outcome)
             say(f"sglang {run.release}: {scenario.name}: "
                 f"{'ok' if outcome.ok else 'FAILED'} ({outcome.seconds:.1f} s)")
-            if not server.alive(timeout=15):
+            if not server.alive(timeout=15, settle=0.0 if outcome.ok else 10.0):
                 died = f"during the {scenario.name} scenario"
                 break
             if not outcome.ok:
@@ -312,10 +312,11 @@ def _replay_unexplained(env: Environment, model: Path, options: LiveOptions, fol
     try:
         for scenario in scenarios:
             outcome = run_scenario(server, scenario, options.scenario_timeout)
-            if not outcome.ok or not server.alive(timeout=15):
+            up = server.alive(timeout=15, settle=0.0 if outcome.ok else 10.0)
+            if not outcome.ok or not up:
                 sglang_fails.add(scenario.name)
-                if not server.alive(timeout=15):
-                    break
+            if not up:
+                break
     finally:
         server.stop()
     for failure in pending:

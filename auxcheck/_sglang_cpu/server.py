@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import subprocess
 import threading
@@ -23,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from auxcheck._isolation.bounded import memory_text
-from auxcheck._isolation.processes import group_memory, stop_group
+from auxcheck._isolation.processes import group_memory, group_running, kill_group, stop_group
 from auxcheck._sglang_cpu.environment import Environment
 from auxcheck.errors import AuxcheckError
 
@@ -108,14 +109,20 @@ class Server:
                                    exited=True)
             if self.over_memory:
                 raise ServerFailed(self.memory_text(), exited=True)
-            try:
-                with urllib.request.urlopen(f"{self.url}/health", timeout=5) as answer:
-                    if answer.status == 200:
-                        return
-            except (urllib.error.URLError, OSError):
-                pass
+            if self._answers():
+                return
             time.sleep(_POLL)
         raise ServerFailed(f"the server did not answer in {timeout:g} s", exited=False)
+
+    def _answers(self) -> bool:
+        """Returns True when the server's HTTP front answers ``/model_info`` (what SGLang's
+        own launcher waits for). ``/health`` is not asked: it sends a request through the
+        scheduler, which a plugin may break without the server being down."""
+        try:
+            with urllib.request.urlopen(f"{self.url}/model_info", timeout=5) as answer:
+                return bool(answer.status == 200)
+        except (urllib.error.URLError, OSError):
+            return False
 
     def _watch_memory(self) -> None:
         while self.memory_limit and not self._done.wait(0.5):
@@ -189,28 +196,35 @@ class Server:
         with self._post("/abort_request", {"rid": rid}, timeout):
             pass
 
-    def alive(self, timeout: float = 30.0) -> bool:
+    def alive(self, timeout: float = 30.0, *, settle: float = 0.0) -> bool:
         """Returns False once the server has exited (SGLang's launcher ends itself when one
-        of its processes dies), True as soon as it answers ``/health``; a server that still
-        runs without answering for ``timeout`` seconds (a busy machine) counts as alive."""
+        of its processes dies: ``settle`` seconds are given for that first), True as soon as
+        it answers; a server that still runs without answering for ``timeout`` seconds (a
+        busy machine) counts as alive."""
+        try:
+            self.process.wait(timeout=settle)
+            return False
+        except subprocess.TimeoutExpired:
+            pass
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 return False
-            try:
-                with urllib.request.urlopen(f"{self.url}/health", timeout=5) as answer:
-                    if answer.status == 200:
-                        return True
-            except (urllib.error.URLError, OSError):
-                pass
+            if self._answers():
+                return True
             time.sleep(_POLL)
         return self.process.poll() is None
 
     def stop(self) -> None:
-        """Ends the server and every process of its group; waits for the server to exit."""
+        """Ends the server and every process of its group; returns once none of them runs
+        (or 30 s passed, SIGKILL sent again meanwhile)."""
         self._done.set()
         stop_group(self.process.pid)
+        deadline = time.monotonic() + 30
         try:
             self.process.wait(timeout=30)
         except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL was sent
             pass
+        while group_running(self.process.pid) and time.monotonic() < deadline:
+            kill_group(self.process.pid, signal.SIGKILL)
+            time.sleep(_POLL)

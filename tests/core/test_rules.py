@@ -32,8 +32,11 @@ DESIGN_CODES = [
     "AUX201", "AUX202", "AUX203", "AUX204", "AUX205", "AUX301", "AUX302", "AUX303", "AUX304", "AUX305",
     "AUX306", "AUX401", "AUX402", "AUX403", "AUX501", "AUX502", "AUX503", "AUX504", "AUX601",
     "AUX701", "AUX702", "AUX703", "AUX704", "AUX705", "AUX706",
+    "AUX801", "AUX802", "AUX803", "AUX804", "AUX805",
 ]
-"""The codes of the product design's rule table (docs/rules.md renders auxcheck's), in its order.
+"""The codes of the product design's rule table (docs/rules.md renders auxcheck's), in its order,
+and the AUX8 codes of the kinds the real-server issue added (the design leaves their numbers to
+the issues).
 
 Recorded here so the check runs in any checkout: the design document lives outside
 this repository. A change to the design's table comes with a change to this list.
@@ -87,7 +90,7 @@ def test_parse_codes_accepts_codes_and_families(values: list[str], expected: set
 
 @pytest.mark.parametrize("item", [
     pytest.param("AUX999", id="unknown-code"),
-    pytest.param("AUX8", id="unknown-family"),
+    pytest.param("AUX9", id="unknown-family"),
     pytest.param("E501", id="another-tool"),
     pytest.param("104", id="digits-only"),
     pytest.param("A", id="too-short"),

@@ -22,6 +22,7 @@ import pytest
 from helpers.processes import HANG_GUARD
 from helpers.sglang_cpu import environment
 
+from auxcheck._isolation.processes import group_running
 from auxcheck.cli import main
 from auxcheck.cli.live import NOTHING_RAN
 
@@ -132,15 +133,8 @@ def server_groups(port: str) -> set[int]:
 
 def group_alive(pgid: int) -> bool:
     """Returns True while a process of group ``pgid`` runs (a zombie waiting for its reaper
-    does not: it ended)."""
-    for entry in Path("/proc").iterdir():
-        try:
-            fields = (entry / "stat").read_bytes().rpartition(b")")[2].split()
-        except OSError:
-            continue
-        if int(fields[2]) == pgid and fields[0] != b"Z":
-            return True
-    return False
+    has ended)."""
+    return bool(group_running(pgid))
 
 
 def test_ctrl_c_ends_every_process_the_run_started(
