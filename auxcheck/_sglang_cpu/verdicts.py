@@ -203,10 +203,11 @@ def verdicts(release: str, evidence: Evidence) -> tuple[list[Finding], list[str]
                 notes.append(f"auxcheck's guard could not hook {event.get('target')} "
                              f"({event.get('error')}): its checks there are off")
                 continue
+            registered = _registration(installed, str(event.get("target")))
             for hook in hooks:
                 add("AUX802", f"apply_hooks() could not apply the {hook.get('type')} hook "
                     f"{hook.get('name')} to {event.get('target')}: {event.get('error')}",
-                    "SGLang serves without it", _hook_place(installed, hook),
+                    "SGLang serves without it", registered or _hook_place(installed, hook),
                     _trace(event.get("frames") or [], "", installed) or None)
         elif kind == "plugin-error":
             message = str(event.get("message") or "")
@@ -231,7 +232,7 @@ def verdicts(release: str, evidence: Evidence) -> tuple[list[Finding], list[str]
                 "SGLang serves without the plugin", _plugin_frame(installed, frames),
                 _trace(frames, str(event.get("error") or ""), installed))
 
-    _deaths(evidence, add, notes)
+    folded = _deaths(evidence, add, notes)
     for failure in evidence.failures:
         what = "hung" if failure.hung else "failed"
         place, error = _blame(evidence, failure.mode)
@@ -242,11 +243,32 @@ def verdicts(release: str, evidence: Evidence) -> tuple[list[Finding], list[str]
              "plugin") + f"; log: {failure.log}", place)
     if evidence.served:
         _uncalled(evidence, failed_targets, add)
-    return [*findings.values(), *_guard(release, evidence)], notes
+    return [*findings.values(), *_guard(release, evidence, folded)], notes
 
 
-def _deaths(evidence: Evidence, add: Any, notes: list[str]) -> None:
+@dataclass(slots=True)
+class _Died:
+    """One cause of death, gathered over the servers (modes) it killed."""
+
+    error: str
+    location: str | None
+    hook_text: str
+    detail: str | None
+    when: dict[str, list[str]] = field(default_factory=dict)
+    """When it killed a server (``while starting``, ``during the abort scenario``) -> the modes."""
+    logs: list[Path] = field(default_factory=list)
+
+    def when_text(self) -> str:
+        """Returns ``during the abort scenario (overlap on and off)``, one part per moment."""
+        return ", ".join(f"{when} ({_where_modes(modes)})" for when, modes in self.when.items())
+
+
+def _deaths(evidence: Evidence, add: Any, notes: list[str]) -> set[str]:
+    """Reports each cause of death once (AUX804), naming every mode it killed; returns the
+    exception types of the deaths a plugin frame or hook explains (the live guard's AUX202
+    for the same exception is folded into that finding)."""
     installed = evidence.installed
+    causes: dict[tuple[str | None, str], _Died] = {}
     for death in evidence.deaths:
         errors = [e for e in death.events if e.get("event") == "process-error"]
         raised = [e for e in death.events if e.get("event") == "hook-raised"]
@@ -274,18 +296,37 @@ def _deaths(evidence: Evidence, add: Any, notes: list[str]) -> None:
                 location = _hook_place(installed, spec)
                 hook_text = (f"SGLang called the {spec.get('type')} hook {spec.get('name')} on "
                              f"{hook.get('target')} and it raised: ")
-        seen = (f"the server died {death.during} ({death.mode}): {hook_text}"
-                f"{error or 'no error was logged'}")
         detail = (_trace(frames, error, installed) if frames else death.tail) or None
-        add("AUX804", seen, f"it must serve with the plugin loaded; log: {death.log}", location,
-            detail)
+        died = causes.setdefault((location, error), _Died(error, location, hook_text, detail))
+        died.when.setdefault(death.during or "while serving", []).append(death.mode)
+        died.logs.append(death.log)
+    explained = set()
+    for died in causes.values():
+        kind = died.error.partition(":")[0].strip()
+        guard = [e for e in evidence.guard if e.get("event") == "finding"
+                 and e.get("code") == "AUX202" and f"raised {kind} " in str(e.get("message"))]
+        detail = died.detail
+        if died.location is not None and guard:
+            explained.add(kind)
+            detail = "\n".join(filter(None, [detail, "the live guard: AUX202 " + str(
+                guard[0].get("message"))]))
+        logs = ", ".join(str(log) for log in dict.fromkeys(died.logs))
+        add("AUX804", f"the server died {died.when_text()}: "
+            f"{died.hook_text}{died.error or 'no error was logged'}",
+            f"it must serve with the plugin loaded; log{'s' * (len(died.logs) > 1)}: {logs}",
+            died.location, detail)
+    return explained
 
 
-def _guard(release: str, evidence: Evidence) -> list[Finding]:
+def _guard(release: str, evidence: Evidence, folded: set[str]) -> list[Finding]:
     """Returns one finding per rule and output class the live guard reported, naming the
-    modes it was seen in, at the class's definition when the class is the plugin's."""
+    modes it was seen in, at the class's definition when the class is the plugin's; an AUX202
+    of an exception a death already reports (``folded``) is part of that finding."""
     seen: dict[tuple[str, str], tuple[dict[str, Any], set[str]]] = {}
     for event in evidence.guard:
+        if event.get("code") == "AUX202" and any(
+                f"raised {kind} " in str(event.get("message")) for kind in folded):
+            continue
         if event.get("event") == "finding" and event.get("code") in RULES:
             key = (str(event["code"]), str(event.get("output_class") or ""))
             seen.setdefault(key, (event, set()))[1].add(str(event.get("server") or ""))
@@ -297,6 +338,22 @@ def _guard(release: str, evidence: Evidence) -> list[Finding]:
             hint=str(event.get("hint") or RULES[code].hint),
             location=_class_place(evidence.installed, owner)))
     return found
+
+
+def _registration(installed: Installed, target: str) -> str | None:
+    """Returns ``path:line`` of the one call in the plugin's files whose first argument is the
+    string ``target`` (its ``HookRegistry.register``), or None when there is not exactly one
+    (a target built from names: the hook's definition locates the finding then)."""
+    found = []
+    for source in sorted(set(installed.sources.values())):
+        try:
+            tree = ast.parse(source.read_bytes())
+        except (OSError, SyntaxError, ValueError):
+            continue
+        found += [f"{source}:{node.lineno}" for node in ast.walk(tree)
+                  if isinstance(node, ast.Call) and node.args
+                  and isinstance(node.args[0], ast.Constant) and node.args[0].value == target]
+    return found[0] if len(found) == 1 else None
 
 
 def _class_place(installed: Installed, qualified: str) -> str | None:

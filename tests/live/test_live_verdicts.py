@@ -195,3 +195,32 @@ def test_an_import_error_when_a_requirement_could_not_be_installed_is_a_note(
                             "named 'lmcache'", "frames": []})
     found, notes = judged(evidence)
     assert found == [] and "requires lmcache>=0.3, which could not be installed" in notes[0]
+
+
+def test_one_cause_that_killed_both_servers_is_one_finding_with_the_guards_aux202_in_it(
+        evidence: Evidence) -> None:
+    frames = [[str(evidence.installed.site / "plug" / "hooks.py"), 5, "consume"]]
+    error = "TypeError: unsupported operand type(s) for -: 'int' and 'NoneType'"
+    for mode in ("overlap on", "overlap off"):
+        evidence.deaths.append(Death(mode, "during the abort scenario", Path(f"/l/{mode}.log"),
+                                     "tail", "", ({"event": "process-error", "message":
+                                                  "Scheduler hit an exception:", "frames": frames,
+                                                  "error": error},)))
+        evidence.guard.append({"event": "finding", "code": "AUX202", "server": mode,
+                               "output_class": "plug.hooks.Out", "message": "consume raised "
+                               "TypeError in the running server, where request 'r' was aborted"})
+    found, _ = verdicts("0.5.23", evidence)
+    assert [(f.code, f.location) for f in found] == [("AUX804", place(evidence, 5))]
+    assert "died during the abort scenario (overlap on and off): TypeError" in found[0].message
+    assert found[0].detail is not None and "the live guard: AUX202 consume raised" in (
+        found[0].detail)
+
+
+def test_a_hook_registered_with_the_target_spelt_out_is_aux802_at_its_registration(
+        evidence: Evidence) -> None:
+    source = next(iter(evidence.installed.sources.values()))
+    source.write_text(HOOKS + "\n\ndef register():\n    HookRegistry.register(\n"
+                      f"        {TARGET + 'x'!r}, hook)\n")
+    evidence.events.append({"event": "hook-failed", "target": TARGET + "x",
+                            "hooks": [hook(evidence)], "error": "AttributeError: no initializex"})
+    assert judged(evidence) == ([("AUX802", place(evidence, 13))], [])
