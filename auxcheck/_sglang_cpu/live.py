@@ -29,7 +29,7 @@ from typing import Any
 from auxcheck._sglang_cpu.environment import CpuEnvironmentError, Environment, build
 from auxcheck._sglang_cpu.install import GROUP, Installed, PluginInstallError, install_plugin
 from auxcheck._sglang_cpu.scenarios import CHUNK, SCENARIOS, Outcome, Scenario, run_scenario
-from auxcheck._sglang_cpu.server import Server, ServerFailed
+from auxcheck._sglang_cpu.server import Server, ServerFailed, stop_all
 from auxcheck._sglang_cpu.verdicts import (
     Death,
     Evidence,
@@ -58,7 +58,7 @@ class LiveOptions:
     environments: Path
     model: Path | None = None
     overlap: tuple[bool, ...] = (True, False)
-    scenario_timeout: float = 120.0
+    scenario_timeout: float = 60.0
     start_timeout: float = 300.0
     timeout: float = 1800.0
     memory_limit: int | None = 8 * GIB
@@ -110,14 +110,17 @@ def run_live(project: Path, options: LiveOptions,
     """Runs ``project`` in a real server for each release of ``options``; returns each run."""
     deadline = time.monotonic() + (options.timeout or float("inf"))
     runs = []
-    for release in options.releases:
-        start = time.monotonic()
-        run = ReleaseRun(release)
-        try:
-            _run_release(project, options, run, deadline, say)
-        finally:
-            run.seconds = time.monotonic() - start
-        runs.append(run)
+    try:
+        for release in options.releases:
+            start = time.monotonic()
+            run = ReleaseRun(release)
+            try:
+                _run_release(project, options, run, deadline, say)
+            finally:
+                run.seconds = time.monotonic() - start
+            runs.append(run)
+    finally:
+        stop_all()  # those a stop interrupted before their own cleanup could start
     return runs
 
 
@@ -250,6 +253,12 @@ def _serve(env: Environment, model: Path, installed: Installed, options: LiveOpt
             if not outcome.ok:
                 evidence.failures.append(Failure(mode.mode, scenario.name, outcome.message,
                                                  mode.log, outcome.hung))
+            if outcome.hung:  # the next requests would wait out their limits the same way
+                left = [s.name for s in options.scenarios][len(mode.outcomes):]
+                if left:
+                    run.notes.append(f"{', '.join(left)} did not run ({mode.mode}): the server "
+                                     f"left a request of {scenario.name} hanging")
+                break
         else:
             evidence.served.append(mode.mode)
     finally:

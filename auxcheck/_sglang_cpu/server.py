@@ -25,10 +25,11 @@ from typing import Any
 
 from auxcheck._isolation.bounded import memory_text
 from auxcheck._isolation.processes import group_memory, group_running, kill_group, stop_group
+from auxcheck._isolation.stops import held
 from auxcheck._sglang_cpu.environment import Environment
 from auxcheck.errors import AuxcheckError
 
-__all__ = ["RequestFailed", "Server", "ServerFailed", "free_port"]
+__all__ = ["RUNNING", "RequestFailed", "Server", "ServerFailed", "free_port", "stop_all"]
 
 _POLL = 0.25
 """Seconds between two looks at the port while the server starts (how often, not how long)."""
@@ -48,6 +49,17 @@ class RequestFailed(AuxcheckError):
     def __init__(self, message: str, *, hung: bool = False) -> None:
         super().__init__(message)
         self.hung = hung
+
+
+RUNNING: set[Server] = set()
+"""The servers started and not stopped yet: :func:`stop_all` ends them, whatever a stop
+(Ctrl-C) interrupted between a server's start and the code that would have stopped it."""
+
+
+def stop_all() -> None:
+    """Stops every server of :data:`RUNNING`."""
+    for server in list(RUNNING):
+        server.stop()
 
 
 def free_port() -> int:
@@ -81,12 +93,13 @@ class Server:
                    "127.0.0.1", "--port", str(self.port), "--max-total-tokens", "2048",
                    "--skip-server-warmup", *args]
         log.parent.mkdir(parents=True, exist_ok=True)
-        with open(log, "w", encoding="utf-8") as out:
+        with open(log, "w", encoding="utf-8") as out, held():  # a Ctrl-C waits for RUNNING
             out.write("$ " + " ".join(command) + "\n")
             out.flush()
             self.process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT,
                                             stdin=subprocess.DEVNULL, env=environ,
                                             start_new_session=True)
+            RUNNING.add(self)
         self._done = threading.Event()
         self._watch = threading.Thread(target=self._watch_memory, daemon=True)
         self._watch.start()
@@ -218,13 +231,15 @@ class Server:
     def stop(self) -> None:
         """Ends the server and every process of its group; returns once none of them runs
         (or 30 s passed, SIGKILL sent again meanwhile)."""
-        self._done.set()
-        stop_group(self.process.pid)
-        deadline = time.monotonic() + 30
-        try:
-            self.process.wait(timeout=30)
-        except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL was sent
-            pass
-        while group_running(self.process.pid) and time.monotonic() < deadline:
-            kill_group(self.process.pid, signal.SIGKILL)
-            time.sleep(_POLL)
+        with held():  # a Ctrl-C meanwhile waits for the server to end
+            self._done.set()
+            stop_group(self.process.pid)
+            deadline = time.monotonic() + 30
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL was sent
+                pass
+            while group_running(self.process.pid) and time.monotonic() < deadline:
+                kill_group(self.process.pid, signal.SIGKILL)
+                time.sleep(_POLL)
+            RUNNING.discard(self)

@@ -63,8 +63,9 @@ def _parser() -> CommandParser:
     parser.add_argument("--timeout", type=seconds, default=1800.0, metavar="SECONDS",
                         help="time limit for the whole run, environment builds included "
                              "(default: 1800; 0: no limit)")
-    parser.add_argument("--scenario-timeout", type=seconds, default=120.0, metavar="SECONDS",
-                        help="time limit for each request of a scenario (default: 120)")
+    parser.add_argument("--scenario-timeout", type=seconds, default=60.0, metavar="SECONDS",
+                        help="time limit for each request of a scenario (default: 60; after a "
+                             "request hangs, that server's later scenarios are not run)")
     parser.add_argument("--start-timeout", type=seconds, default=300.0, metavar="SECONDS",
                         help="time limit for a server to answer after it was started "
                              "(default: 300)")
