@@ -12,6 +12,7 @@ the hook's definition.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -233,17 +234,34 @@ def verdicts(release: str, evidence: Evidence) -> tuple[list[Finding], list[str]
                 _trace(frames, str(event.get("error") or ""), installed))
 
     folded = _deaths(evidence, add, notes)
+    failed: dict[tuple[str, str | None, str, str], list[Failure]] = {}
     for failure in evidence.failures:
-        what = "hung" if failure.hung else "failed"
         place, error = _blame(evidence, failure.mode)
+        failed.setdefault((failure.scenario, place, error, failure.message), []).append(failure)
+    for (scenario, place, error, message), same in failed.items():
+        what = "hung" if any(f.hung for f in same) else "failed"
         because = f" (the plugin raised {error})" if place else ""
-        add("AUX805", f"the {failure.scenario} scenario {what} ({failure.mode}): "
-            f"{failure.message}{because}",
+        logs = ", ".join(str(f.log) for f in same)
+        add("AUX805", f"the {scenario} scenario {what} ({_where_modes(f.mode for f in same)}): "
+            f"{message}{because}",
             ("the plugin's code is on its path" if place else "SGLang serves it without the "
-             "plugin") + f"; log: {failure.log}", place)
+             "plugin") + f"; log{'s' * (len(same) > 1)}: {logs}", place)
     if evidence.served:
         _uncalled(evidence, failed_targets, add)
-    return [*findings.values(), *_guard(release, evidence, folded)], notes
+    return _folded([*findings.values()], _guard(release, evidence, folded)), notes
+
+
+def _folded(found: list[Finding], guard: list[Finding]) -> list[Finding]:
+    """Returns the findings with each death (AUX804) or failed request (AUX805) that no line of
+    the plugin's explains folded into the live guard's first finding, when the guard has one:
+    the guard's finding says what the plugin did, and those say what followed in SGLang."""
+    unlocated = [f for f in found if f.code in ("AUX804", "AUX805") and f.location is None]
+    if not guard or not unlocated:
+        return [*found, *guard]
+    followed = "\n".join(f"then in SGLang's real server: {f.code} {f.message}" for f in unlocated)
+    first = dataclasses.replace(guard[0], detail="\n".join(filter(None, [guard[0].detail,
+                                                                        followed])))
+    return [f for f in found if f not in unlocated] + [first, *guard[1:]]
 
 
 @dataclass(slots=True)

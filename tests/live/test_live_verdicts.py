@@ -224,3 +224,33 @@ def test_a_hook_registered_with_the_target_spelt_out_is_aux802_at_its_registrati
     evidence.events.append({"event": "hook-failed", "target": TARGET + "x",
                             "hooks": [hook(evidence)], "error": "AttributeError: no initializex"})
     assert judged(evidence) == ([("AUX802", place(evidence, 13))], [])
+
+
+def test_a_request_failing_alike_with_overlap_on_and_off_is_one_aux805(
+        evidence: Evidence) -> None:
+    for mode in ("overlap on", "overlap off"):
+        evidence.failures.append(Failure(mode, "grammar", "HTTP 400", Path(f"/l/{mode}.log")))
+    found, _ = verdicts("0.5.23", evidence)
+    assert [f.code for f in found] == ["AUX805"]
+    assert "the grammar scenario failed (overlap on and off): HTTP 400" in found[0].message
+
+
+def test_what_followed_a_guard_finding_in_sglang_is_part_of_that_finding(
+        evidence: Evidence) -> None:
+    """A consume removing requests from batch.reqs (AUX203) hangs requests with overlap on and
+    leaks SGLang's memory pool with it off: no line of the plugin's is in either, and the
+    guard's finding says what the plugin did."""
+    evidence.guard.append({"event": "finding", "code": "AUX203", "server": "overlap on",
+                           "output_class": "plug.hooks.Out", "message": "consume removed 1"})
+    evidence.failures.append(Failure("overlap on", "concurrent", "no answer in 60 s",
+                                     Path("/l/on.log"), hung=True))
+    evidence.deaths.append(Death("overlap off", "during the concurrent scenario",
+                                 Path("/l/off.log"), "tail", "", ({
+                                     "event": "process-error", "message": "Scheduler hit an "
+                                     "exception:", "frames": [["/sglang/x.py", 1, "f"]],
+                                     "error": "ValueError: pool memory leak detected!"},)))
+    found, _ = verdicts("0.5.23", evidence)
+    assert [(f.code, f.location) for f in found] == [("AUX203", place(evidence, 8))]
+    assert found[0].detail is not None
+    assert "then in SGLang's real server: AUX804" in found[0].detail
+    assert "then in SGLang's real server: AUX805" in found[0].detail
