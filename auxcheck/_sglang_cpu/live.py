@@ -21,7 +21,7 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -63,6 +63,8 @@ class LiveOptions:
     timeout: float = 1800.0
     memory_limit: int | None = 8 * GIB
     environments_given: tuple[Path, ...] = ()
+    variables: Mapping[str, str] = field(default_factory=dict)
+    """Environment variables for the server's processes (``--env``)."""
     scenarios: tuple[Scenario, ...] = SCENARIOS
 
 
@@ -85,6 +87,8 @@ class ReleaseRun:
     skipped: str | None = None
     cut: str | None = None
     """Why the run ended before every scenario ran (the time limit), None when it did not."""
+    served: list[str] = field(default_factory=list)
+    """The modes whose server ran every scenario to its end."""
     modes: list[ModeRun] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
@@ -183,6 +187,7 @@ def _run_release(project: Path, options: LiveOptions, run: ReleaseRun, deadline:
             if run.cut:
                 break
         _replay_unexplained(env, model, options, folder, evidence, deadline, say, run)
+        run.served = list(evidence.served)
         found, notes = verdicts(run.release, evidence)
         run.findings += found
         run.notes += notes
@@ -214,7 +219,8 @@ def _serve(env: Environment, model: Path, installed: Installed, options: LiveOpt
            run: ReleaseRun, overlap: bool) -> bool:
     """Runs the scenarios on one server; returns False when it did not start."""
     folder = mode.log.parent
-    variables = _variables(folder, mode.mode, list(installed.entry_points))
+    variables = {**options.variables,
+                 **_variables(folder, mode.mode, list(installed.entry_points))}
     for name in ("AUXCHECK_LIVE_EVENTS", "AUXCHECK_GUARD_REPORT"):
         Path(variables[name]).unlink(missing_ok=True)
     events_path = Path(variables["AUXCHECK_LIVE_EVENTS"])
@@ -310,7 +316,8 @@ def _replay_unexplained(env: Environment, model: Path, options: LiveOptions, fol
         "without the plugin, to tell SGLang's failures from the plugin's")
     log = folder / "server-without-plugin.log"
     try:
-        server = Server(env, model, log, variables={"SGLANG_PLUGINS": "auxcheck-none"},
+        server = Server(env, model, log, variables={**options.variables,
+                                                   "SGLANG_PLUGINS": "auxcheck-none"},
                         args=_args(True), memory_limit=options.memory_limit,
                         start_timeout=min(options.start_timeout, max(_left(deadline), 1.0)))
     except ServerFailed as failed:

@@ -1,6 +1,6 @@
 """The fixed requests ``auxcheck live`` sends a real server: each a path through SGLang's scheduler a plugin must survive.
 
-Every scenario runs against a server started with ``--chunked-prefill-size 32`` (so a
+Every scenario runs against a server started with ``--chunked-prefill-size 256`` (so a
 long prompt is prefilled in chunks), once with overlap scheduling and once without.
 A scenario fails when a request gets an error answer, ends in a way it was not asked to
 (an abort nobody sent, an error finish), or gets no answer within the scenario's time
@@ -21,8 +21,12 @@ from auxcheck._sglang_cpu.server import RequestFailed, Server
 
 __all__ = ["CHUNK", "SCENARIOS", "Outcome", "Scenario", "ScenarioFailed", "run_scenario"]
 
-CHUNK = 32
-"""The chunked-prefill size every server is started with (``--chunked-prefill-size``)."""
+CHUNK = 256
+"""The chunked-prefill size every server is started with (``--chunked-prefill-size``): a
+multiple of every page size a plugin may set (SGLang asserts that it divides the chunk), and
+under the tiny model's 512-token context, so that the long prompt takes two chunks."""
+LONG = 450
+"""The long prompt's length in characters (tokens, for the tiny model's tokenizer)."""
 
 
 class ScenarioFailed(RequestFailed):
@@ -114,8 +118,8 @@ def _stop_string(server: Server, timeout: float) -> str:
 
 
 def _long_prompt(server: Server, timeout: float) -> str:
-    """A prompt of 200 characters: prefilled in chunks of CHUNK tokens."""
-    answer = server.generate("lorem ipsum dolor sit amet " * 7 + "consectetur adipisc",
+    """A prompt of LONG characters: prefilled in chunks of CHUNK tokens."""
+    answer = server.generate(("lorem ipsum dolor sit amet " * 20)[:LONG],
                              timeout=timeout, max_new_tokens=6, ignore_eos=True)
     return _finished(answer, {"length", "stop"}, f"the request longer than the chunk of {CHUNK}")
 
@@ -151,7 +155,7 @@ SCENARIOS: tuple[Scenario, ...] = (
              _concurrent),
     Scenario("stop-token", "a greedy request stopping at a token id it produces", _stop_token),
     Scenario("stop-string", "a greedy request stopping at a string it writes", _stop_string),
-    Scenario("long-prompt", f"a 200-character prompt, prefilled in chunks of {CHUNK} tokens",
+    Scenario("long-prompt", f"a {LONG}-character prompt, prefilled in chunks of {CHUNK} tokens",
              _long_prompt),
     Scenario("grammar", "a request constrained by the regex [a-z]{5} (xgrammar)", _grammar),
     Scenario("abort", "a streamed 400-token request aborted after its first token", _abort),

@@ -108,16 +108,25 @@ _STAND_IN_TEXT = "is not available in auxcheck's CPU SGLang environment"
 _PROBE = "auxcheck/_sglang_cpu/probe.py"
 
 
+_CUDA_TEXTS = ("not compiled with CUDA", "No CUDA GPUs are available", "CUDA driver",
+               "NVIDIA driver", "CUDA is not available", "cuda runtime")
+"""What torch and SGLang say when code takes a path that needs a GPU."""
+
+
 def _stand_in(frames: Iterable[Sequence[Any]], error: str) -> str | None:
-    """Returns the stand-in package an error came from, or None."""
+    """Returns what a CPU lacks that an error came from, as words for a note ("sgl_kernel,
+    which the CPU environment stands in for", "a path that needs CUDA"), or None."""
+    listed = [str(f[0]).replace("\\", "/") for f in frames if len(f) >= 1]
     if _STAND_IN_TEXT in error:
-        return "sgl_kernel"
-    listed = list(frames)
-    if listed and len(listed[-1]) >= 1:
-        path = str(listed[-1][0]).replace("\\", "/")
+        return "sgl_kernel, which the CPU environment stands in for"
+    if any(text.lower() in error.lower() for text in _CUDA_TEXTS) or any(
+            "/site-packages/torch/cuda/" in path for path in listed[-6:]):
+        return "a path that needs CUDA, which a CPU server cannot take"
+    if listed:
         for package in STAND_INS:
-            if f"/site-packages/{package}/" in path or path.endswith("/_platform_stubs.py"):
-                return package
+            if f"/site-packages/{package}/" in listed[-1] or listed[-1].endswith(
+                    "/_platform_stubs.py"):
+                return f"{package}, which the CPU environment stands in for"
     return None
 
 
@@ -226,8 +235,8 @@ def verdicts(release: str, evidence: Evidence) -> tuple[list[Finding], list[str]
                 continue
             stand_in = _stand_in(frames, str(event.get("error") or ""))
             if stand_in is not None:
-                notes.append(f"{message} was not judged: it failed in {stand_in}, which the CPU "
-                             f"environment stands in for ({event.get('error')})")
+                notes.append(f"{message} was not judged: it failed in {stand_in} "
+                             f"({event.get('error')})")
                 continue
             add("AUX801", f"{message}: {event.get('error')}",
                 "SGLang serves without the plugin", _plugin_frame(installed, frames),
@@ -237,6 +246,11 @@ def verdicts(release: str, evidence: Evidence) -> tuple[list[Finding], list[str]
     failed: dict[tuple[str, str | None, str, str], list[Failure]] = {}
     for failure in evidence.failures:
         place, error = _blame(evidence, failure.mode)
+        lacking = _stand_in([], f"{failure.message} {error}")
+        if lacking is not None:
+            notes.append(f"the {failure.scenario} scenario failed ({failure.mode}) in {lacking}: "
+                         f"not judged ({failure.message})")
+            continue
         failed.setdefault((failure.scenario, place, error, failure.message), []).append(failure)
     for (scenario, place, error, message), same in failed.items():
         what = "hung" if any(f.hung for f in same) else "failed"
@@ -302,8 +316,8 @@ def _deaths(evidence: Evidence, add: Any, notes: list[str]) -> set[str]:
             continue
         package = _stand_in(frames, error)
         if package is not None:
-            notes.append(f"the server died {death.during} ({death.mode}) in {package}, which the "
-                         f"CPU environment stands in for: not judged ({error}; log: {death.log})")
+            notes.append(f"the server died {death.during} ({death.mode}) in {package}: not "
+                         f"judged ({error}; log: {death.log})")
             continue
         hook_text = ""
         if location is None:
@@ -331,7 +345,9 @@ def _deaths(evidence: Evidence, add: Any, notes: list[str]) -> set[str]:
         logs = ", ".join(str(log) for log in dict.fromkeys(died.logs))
         add("AUX804", f"the server died {died.when_text()}: "
             f"{died.hook_text}{died.error or 'no error was logged'}",
-            f"it must serve with the plugin loaded; log{'s' * (len(died.logs) > 1)}: {logs}",
+            ("it must serve with the plugin loaded" if died.location else "SGLang serves "
+             "without the plugin and no line of the plugin's is in its traceback: what the "
+             "plugin hooks or sets is on the path") + f"; log{'s' * (len(died.logs) > 1)}: {logs}",
             died.location, detail)
     return explained
 

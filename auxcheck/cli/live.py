@@ -7,11 +7,13 @@ JSON or SARIF: a plugin that did not load (AUX801), a hook SGLang could not appl
 a hook never called (AUX803, a note), a server that died (AUX804), a request that failed or
 hung (AUX805), and every finding of the live guard. Exit status: 0 when every release that
 could run served every scenario with no finding but notes; 1 on a finding; 2 on usage
-errors; 3 when no release could run here (each says why) or the time limit cut a run short.
+errors; 3 when no release could run here (each says why), the time limit cut a run short,
+or no server of a release served the scenarios and nothing is the plugin's to answer for.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 import time
@@ -54,6 +56,9 @@ def _parser() -> CommandParser:
     parser.add_argument("--sglang", action="append", default=[], metavar="VERSIONS",
                         help="releases to run on, comma-separated (repeatable); default: "
                              f"[tool.auxcheck] sglang, else {DEFAULT_RELEASE}")
+    parser.add_argument("--env", action="append", type=_variable, default=[],
+                        metavar="NAME=VALUE", help="an environment variable for the server's "
+                        "processes, such as the one that switches the plugin on (repeatable)")
     parser.add_argument("--model", type=Path, default=None, metavar="DIR",
                         help="a small Hugging Face model folder (config, weights, tokenizer) "
                              "to serve instead of the tiny random Llama")
@@ -86,6 +91,14 @@ def _parser() -> CommandParser:
     return parser
 
 
+def _variable(text: str) -> tuple[str, str]:
+    name, equals, value = text.partition("=")
+    if not equals or not name or not name.replace("_", "a").isalnum() or name[0].isdigit():
+        raise argparse.ArgumentTypeError(f"invalid variable {text!r}; expected NAME=VALUE, such "
+                                         "as MY_PLUGIN_ENABLED=1")
+    return name, value
+
+
 def _run(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
     path = Path(args.path)
@@ -113,7 +126,8 @@ def _run(argv: list[str]) -> int:
                           else None, overlap=overlap, scenario_timeout=args.scenario_timeout
                           or 3600.0, start_timeout=args.start_timeout or 3600.0,
                           timeout=args.timeout, memory_limit=args.max_memory,
-                          environments_given=tuple(args.environment))
+                          environments_given=tuple(args.environment),
+                          variables=dict(args.env))
     with reporting(PROG, enabled=not args.quiet):
         results = run_live(path.resolve(), options, progress)
     remove_old_runs(root / "live", keep=args.keep_runs)
@@ -128,11 +142,13 @@ def _run(argv: list[str]) -> int:
 
 
 def exit_status(results: Sequence[ReleaseRun]) -> int:
-    """Returns 1 when a release has a finding that is not a note; 3 when none could run, or
-    the time limit cut a run short (nothing proven there); else 0."""
+    """Returns 1 when a release has a finding that is not a note; 3 when none could run, the
+    time limit cut a run short, or a release's servers served no scenario set to its end with
+    nothing to blame on the plugin (nothing proven there); else 0."""
     if any(not f.is_note for run in results for f in run.findings):
         return 1
-    if all(run.skipped for run in results) or any(run.cut for run in results):
+    if all(run.skipped for run in results) or any(
+            run.cut or not (run.skipped or run.served) for run in results):
         return NOTHING_RAN
     return 0
 
@@ -159,7 +175,7 @@ def to_text(path: Path, runs: Path, results: Sequence[ReleaseRun]) -> str:
                          f"{run.skipped}")
             continue
         verdict = (f"FAIL ({len(errors)} finding{'s' * (len(errors) != 1)})" if errors
-                   else "INCOMPLETE" if run.cut else "ok")
+                   else "INCOMPLETE" if run.cut else "ok" if run.served else "NOT JUDGED")
         lines.append(f"sglang {run.release}: {verdict}: {_modes_text(run) or 'no server'} "
                      f"({run.seconds:.0f} s)")
         lines += ["  " + f.to_text().replace("\n", "\n  ") for f in run.findings]
@@ -182,6 +198,7 @@ def to_json(path: Path, runs: Path, results: Sequence[ReleaseRun], status: int) 
             "ran": run.skipped is None,
             "skipped": run.skipped,
             "cut": run.cut,
+            "served": run.served,
             "seconds": round(run.seconds, 1),
             "servers": [{"mode": m.mode, "log": str(m.log),
                          "started": None if m.started is None else round(m.started, 1),

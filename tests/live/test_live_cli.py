@@ -76,3 +76,21 @@ def test_a_release_that_cannot_run_is_a_sarif_notification_not_a_result(
     [notice] = run["invocations"][0]["toolExecutionNotifications"]
     assert notice["level"] == "note" and "cannot run release 0.5.2 here" in (
         notice["message"]["text"])
+
+
+def test_the_exit_status_claims_green_only_where_a_server_served_everything() -> None:
+    from auxcheck._sglang_cpu.live import ReleaseRun
+    from auxcheck.cli.live import exit_status
+    from auxcheck.report import Finding
+
+    served = ReleaseRun("0.5.23", served=["overlap on", "overlap off"])
+    error = ReleaseRun("0.5.20", findings=[Finding.of("AUX804", "died", "serve")])
+    note = ReleaseRun("0.5.20", findings=[Finding.of("AUX803", "never called", "called")],
+                      served=["overlap on"])
+    unjudged = ReleaseRun("0.5.20", notes=["a path that needs CUDA"])
+    skipped = ReleaseRun("0.5.2", skipped="no recipe")
+    cut = ReleaseRun("0.5.20", cut="the time limit", served=["overlap on"])
+    table = [([served], 0), ([served, skipped], 0), ([note], 0), ([error, served], 1),
+             ([unjudged], NOTHING_RAN), ([served, unjudged], NOTHING_RAN), ([skipped], NOTHING_RAN),
+             ([cut], NOTHING_RAN), ([error, cut], 1)]
+    assert [exit_status(runs) for runs, _ in table] == [status for _, status in table]

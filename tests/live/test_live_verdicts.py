@@ -254,3 +254,18 @@ def test_what_followed_a_guard_finding_in_sglang_is_part_of_that_finding(
     assert found[0].detail is not None
     assert "then in SGLang's real server: AUX804" in found[0].detail
     assert "then in SGLang's real server: AUX805" in found[0].detail
+
+
+@pytest.mark.parametrize(("frames", "error"), [
+    ([["/env/lib/python3.11/site-packages/sglang/srt/mem_cache/pool_host/common.py", 147, "r"],
+      ["/env/lib/python3.11/site-packages/torch/cuda/__init__.py", 522, "_lazy_init"]],
+     "AssertionError: Torch not compiled with CUDA enabled"),
+    ([], "RuntimeError: No CUDA GPUs are available"),
+], ids=["torch.cuda-frame", "no-gpu-message"])
+def test_a_death_on_a_path_that_needs_cuda_is_a_note_never_the_plugins_failure(
+        evidence: Evidence, frames: list[list[Any]], error: str) -> None:
+    """A plugin switching on a GPU feature (HiCache's pinned host pool) is not wrong for it."""
+    death(evidence, {"event": "process-error", "message": "Scheduler hit an exception:",
+                     "frames": frames, "error": error})
+    found, notes = judged(evidence)
+    assert found == [] and "a path that needs CUDA, which a CPU server cannot take" in notes[0]
