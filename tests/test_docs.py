@@ -1090,7 +1090,7 @@ def test_the_moves_summary_benchmarks_shows_is_what_auxcheck_moves_prints(
 # Measured figures: each labelled with when and where it was measured
 
 
-FIGURE_PAGES = ("README.md", "docs/benchmarks.md", "docs/development.md")
+FIGURE_PAGES = ("README.md", "docs/benchmarks.md", "docs/development.md", "docs/live.md")
 """The pages whose times, ratios and sizes are measurements."""
 FIGURE = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?(?:\s?(?:µs|ms|s|KB|MB|GB|MiB|GiB)|x)(?!\w)")
 """A time (``0.14 s``, ``57.6 ms``, ``1.24 µs``), a ratio (``1.97x``) or a size (``1.9 GB``)."""

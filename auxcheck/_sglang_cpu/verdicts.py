@@ -262,7 +262,9 @@ def verdicts(release: str, evidence: Evidence) -> tuple[list[Finding], list[str]
              "plugin") + f"; log{'s' * (len(same) > 1)}: {logs}", place)
     if evidence.served:
         _uncalled(evidence, failed_targets, add)
-    return _folded([*findings.values()], _guard(release, evidence, folded)), notes
+    # each process of a server applies the hooks: one note per cause, not per process
+    return _folded([*findings.values()], _guard(release, evidence, folded)), list(
+        dict.fromkeys(notes))
 
 
 def _folded(found: list[Finding], guard: list[Finding]) -> list[Finding]:
