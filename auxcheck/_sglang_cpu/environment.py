@@ -186,6 +186,7 @@ def _build(env: Environment, release: str, wheel: Path | None,
     constraints = _HERE / f"constraints-{release}.txt"
     pip_env = {k: v for k, v in os.environ.items()
                if k not in ("VIRTUAL_ENV", "PYTHONPATH", "PIP_CONSTRAINT", "PIP_REQUIRE_VIRTUALENV")}
+    pip_env.setdefault("PIP_CACHE_DIR", str(env.path.parent / "pip"))  # beside it, not in ~
     step(f"creating {env.path}")
     run([sys.executable, "-m", "venv", str(env.path)], "creating the virtual environment",
          pip_env)

@@ -125,7 +125,7 @@ def install_plugin(env: Environment, project: Path, site: Path, *,
     errors = []
     for command in attempts:
         try:
-            done = subprocess.run(command, capture_output=True, text=True, env=env.environ(),
+            done = subprocess.run(command, capture_output=True, text=True, env=_pip_environ(env, site),
                                   check=False, timeout=timeout, cwd=copy)
         except subprocess.TimeoutExpired:
             raise PluginInstallError(f"installing {project} with pip took more than "
@@ -146,10 +146,18 @@ def install_plugin(env: Environment, project: Path, site: Path, *,
                      tuple(notes))
 
 
+def _pip_environ(env: Environment, site: Path) -> dict[str, str]:
+    """Returns the environment pip runs in: its downloads cached in the run's temporary
+    folder, never in the user's home (unless PIP_CACHE_DIR says where)."""
+    environ = env.environ()
+    environ.setdefault("PIP_CACHE_DIR", str(site.parent / "pip"))
+    return environ
+
+
 def _requirements(env: Environment, site: Path, names: list[str],
                   timeout: float) -> dict[str, Any]:
     done = subprocess.run([str(env.python), "-c", _REQUIREMENTS, str(site), json.dumps(names)],
-                          capture_output=True, text=True, env=env.environ(), check=False,
+                          capture_output=True, text=True, env=_pip_environ(env, site), check=False,
                           timeout=timeout)
     try:
         found: dict[str, Any] = json.loads(done.stdout)
@@ -183,7 +191,7 @@ def _dependencies(env: Environment, site: Path, own: list[str],
                 [str(env.python), "-m", "pip", "install", "--quiet", "--no-deps",
                  "--disable-pip-version-check", "--no-warn-script-location", "--target",
                  str(site), *(["-c", str(env.constraints)] if env.constraints else []),
-                 requirement], capture_output=True, text=True, env=env.environ(), check=False,
+                 requirement], capture_output=True, text=True, env=_pip_environ(env, site), check=False,
                 timeout=timeout)
             if done.returncode != 0:
                 unmet.append(requirement)

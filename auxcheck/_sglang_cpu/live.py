@@ -153,7 +153,9 @@ def _run_release(project: Path, options: LiveOptions, run: ReleaseRun, deadline:
         except CpuEnvironmentError as error:
             why = str(error)
     if why is not None:
-        run.skipped = why
+        run.skipped = why if "auxcheck check" in why else (
+            f"{why}\n`auxcheck check` (imports, mypy, the contract suite, the release matrix) "
+            "still runs here, offline once the wheels are cached")
         return
     model = (options.model or env.model).resolve()
     folder = options.runs / f"sglang-{run.release}"
@@ -219,7 +221,8 @@ def _serve(env: Environment, model: Path, installed: Installed, options: LiveOpt
            run: ReleaseRun, overlap: bool) -> bool:
     """Runs the scenarios on one server; returns False when it did not start."""
     folder = mode.log.parent
-    variables = {**options.variables,
+    scratch = str(installed.site.parent / "home-cache")  # SGLang's and HF's caches, not ~
+    variables = {"XDG_CACHE_HOME": scratch, "HF_HOME": scratch, **options.variables,
                  **_variables(folder, mode.mode, list(installed.entry_points))}
     for name in ("AUXCHECK_LIVE_EVENTS", "AUXCHECK_GUARD_REPORT"):
         Path(variables[name]).unlink(missing_ok=True)
@@ -316,7 +319,9 @@ def _replay_unexplained(env: Environment, model: Path, options: LiveOptions, fol
         "without the plugin, to tell SGLang's failures from the plugin's")
     log = folder / "server-without-plugin.log"
     try:
-        server = Server(env, model, log, variables={**options.variables,
+        scratch = str(evidence.installed.site.parent / "home-cache")
+        server = Server(env, model, log, variables={"XDG_CACHE_HOME": scratch,
+                                                   "HF_HOME": scratch, **options.variables,
                                                    "SGLANG_PLUGINS": "auxcheck-none"},
                         args=_args(True), memory_limit=options.memory_limit,
                         start_timeout=min(options.start_timeout, max(_left(deadline), 1.0)))
