@@ -14,7 +14,6 @@ the installed copy names the file the author edits.
 
 from __future__ import annotations
 
-import configparser
 import hashlib
 import json
 import os
@@ -22,6 +21,7 @@ import shutil
 import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -216,19 +216,11 @@ def _add_auxcheck(site: Path) -> None:
 
 
 def _entry_points(site: Path) -> dict[str, str]:
-    found: dict[str, str] = {}
-    for text in sorted(site.glob("*.dist-info/entry_points.txt")):
-        if text.parent.name.startswith("auxcheck-"):
-            continue
-        parser = configparser.ConfigParser(delimiters=("=",), interpolation=None)
-        parser.optionxform = str  # type: ignore[assignment,method-assign]  # names keep case
-        try:
-            parser.read(text, encoding="utf-8")
-        except configparser.Error:
-            continue
-        if parser.has_section(GROUP):
-            found.update({name: value.strip() for name, value in parser.items(GROUP)})
-    return found
+    """Returns the ``sglang.srt.plugins`` entry points installed into ``site`` but auxcheck's,
+    read as SGLang's ``load_plugins()`` reads them (``importlib.metadata``), names kept."""
+    return {point.name: point.value for dist in metadata.distributions(path=[str(site)])
+            if dist.metadata["Name"] != "auxcheck"
+            for point in dist.entry_points.select(group=GROUP)}
 
 
 def _digest(path: Path) -> str | None:

@@ -29,7 +29,7 @@ from typing import Any
 from auxcheck._sglang_cpu.environment import CpuEnvironmentError, Environment, build
 from auxcheck._sglang_cpu.install import GROUP, Installed, PluginInstallError, install_plugin
 from auxcheck._sglang_cpu.scenarios import CHUNK, SCENARIOS, Outcome, Scenario, run_scenario
-from auxcheck._sglang_cpu.server import Server, ServerFailed, stop_all
+from auxcheck._sglang_cpu.server import Server, ServerFailed, log_tail, stop_all
 from auxcheck._sglang_cpu.verdicts import (
     Death,
     Evidence,
@@ -239,7 +239,7 @@ def _serve(env: Environment, model: Path, installed: Installed, options: LiveOpt
         if not failed.exited and _left(deadline) <= 0:
             run.cut = f"the time limit ended the run while the server started ({mode.mode})"
             return False
-        evidence.deaths.append(Death(mode.mode, "while starting", mode.log, _tail(mode.log),
+        evidence.deaths.append(Death(mode.mode, "while starting", mode.log, log_tail(mode.log, 25),
                                      str(failed), tuple(events)))
         return False
     mode.started = time.monotonic() - start
@@ -277,7 +277,7 @@ def _serve(env: Environment, model: Path, installed: Installed, options: LiveOpt
     evidence.events += events
     evidence.guard += _tagged(read_events(Path(variables["AUXCHECK_GUARD_REPORT"])), mode.mode)
     if died or memory:
-        evidence.deaths.append(Death(mode.mode, died or "", mode.log, _tail(mode.log),
+        evidence.deaths.append(Death(mode.mode, died or "", mode.log, log_tail(mode.log, 25),
                                      memory, tuple(events)))
     return True
 
@@ -290,14 +290,6 @@ def _tagged(events: list[dict[str, Any]], mode: str) -> list[dict[str, Any]]:
 
 def _left(deadline: float) -> float:
     return deadline - time.monotonic()
-
-
-def _tail(log: Path, lines: int = 25) -> str:
-    try:
-        text = log.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return ""
-    return "\n".join(text.splitlines()[-lines:])
 
 
 def _replay_unexplained(env: Environment, model: Path, options: LiveOptions, folder: Path,

@@ -29,7 +29,8 @@ from auxcheck._isolation.stops import held
 from auxcheck._sglang_cpu.environment import Environment
 from auxcheck.errors import AuxcheckError
 
-__all__ = ["RUNNING", "RequestFailed", "Server", "ServerFailed", "free_port", "stop_all"]
+__all__ = ["RUNNING", "RequestFailed", "Server", "ServerFailed", "free_port", "log_tail",
+           "stop_all"]
 
 _POLL = 0.25
 """Seconds between two looks at the port while the server starts (how often, not how long)."""
@@ -60,6 +61,15 @@ def stop_all() -> None:
     """Stops every server of :data:`RUNNING`."""
     for server in list(RUNNING):
         server.stop()
+
+
+def log_tail(log: Path, lines: int) -> str:
+    """Returns the last ``lines`` lines of a server's log ("" when it cannot be read)."""
+    try:
+        text = log.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+    return "\n".join(text.splitlines()[-lines:])
 
 
 def free_port() -> int:
@@ -154,11 +164,7 @@ class Server:
 
     def tail(self, lines: int = 60) -> str:
         """Returns the end of the server's log."""
-        try:
-            text = self.log.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            return ""
-        return "\n".join(text.splitlines()[-lines:])
+        return log_tail(self.log, lines)
 
     def _post(self, route: str, body: Mapping[str, Any], timeout: float) -> Any:
         request = urllib.request.Request(f"{self.url}{route}", json.dumps(body).encode(),
