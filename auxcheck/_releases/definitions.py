@@ -1,29 +1,30 @@
-"""Signatures in a release, read with ``ast``: functions, methods, constructors, call sites.
+"""Signatures in a release, read with ``ast``: functions, methods, constructors.
 
 What ``HookRegistry`` wraps and what a plugin calls, as SGLang's source defines them in
 one release: a function or method with its decorators (``staticmethod`` and
 ``classmethod`` change what the wrapper passes), a class's constructor (its own
 ``__init__``, one inherited from an SGLang base, or the fields of a dataclass or
-NamedTuple), and the calls SGLang's own code makes to it (the evidence that a hook's
-missing parameter is really passed). Nothing is imported; answers auxcheck cannot
+NamedTuple); the calls SGLang's own code makes to it are read in
+:mod:`auxcheck._releases.call_sites` (re-exported here). Nothing is imported; answers auxcheck cannot
 give are None, and the caller says so in a note.
 """
 
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 from auxcheck._core.pyast import dotted_name
-from auxcheck._core.signatures import CallShape, Param, parse_function
+from auxcheck._core.signatures import Param, parse_function
+from auxcheck._releases.call_sites import Through, call_sites, is_test_path, sglang_lookup
 from auxcheck._releases.index import Lookup, ReleaseIndex
 from auxcheck._releases.stubcheck import dataclass_options, runtime_statements
 
 __all__ = [
     "Callee",
+    "Through",
     "call_sites",
     "callee",
     "class_members",
@@ -145,19 +146,6 @@ def outside_origin(index: ReleaseIndex, module: str, expr: ast.expr) -> str | No
     return None
 
 
-def sglang_lookup(index: ReleaseIndex, module: str, expr: ast.expr) -> Lookup | None:
-    """Returns what the dotted ``expr`` names in ``module`` of the release, None when it
-    does not resolve (or is not a dotted name)."""
-    text = dotted_name(expr)
-    if text is None:
-        return None
-    head, *rest = text.split(".")
-    found = index.provides(module, head)
-    for part in rest:
-        if not (found.ok and found.certain):
-            return None
-        found = index.attribute(found, part)
-    return found if found.ok else None
 
 
 _STRUCT = "msgspec.Struct"
@@ -305,106 +293,6 @@ def _annotated(node: ast.ClassDef) -> Iterator[Param]:
                 if not ({"default", "default_factory"} & set(options) or item.value.args):
                     default = None
         yield Param(item.target.id, kind, default)
-
-
-# ---------------------------------------------------------------- call sites
-
-
-def call_sites(index: ReleaseIndex, target: Callee) -> list[CallShape]:
-    """Returns the calls SGLang's own code (tests left out) makes to ``target``, as shapes.
-
-    Shapes count ``self``/``cls`` where the wrapper receives it, as the target's declared
-    signature binds it. Calls with ``*args``/``**kwargs`` splats are left out (their
-    arguments cannot be read). Read from the modules that import the target's name (or
-    its class's name) and the module defining it.
-    """
-    key = ("call_sites", f"{target.kind}:{target.where}")
-    found = index.derived.get(key)
-    if not isinstance(found, tuple):  # many hooks on one target read its call sites once
-        found = index.derived[key] = tuple(_call_sites(index, target))
-    return [shape for shape in found if isinstance(shape, CallShape)]
-
-
-def _call_sites(index: ReleaseIndex, target: Callee) -> list[CallShape]:
-    if target.kind == "class":
-        name, owner = target.name, None
-    elif target.owner is not None:
-        name, owner = target.name, target.owner.rpartition(".")[2]
-    else:
-        name, owner = target.name, None
-    wanted = owner or name
-    index.load_all()
-    home = target.where.rpartition(".")[0] if owner is None else target.owner or ""
-    home_module = index.split_where(home)[0] if owner is not None else home
-    modules = {m for m in (home, home_module, home.rpartition(".")[0]) if index.module_file(m)}
-    modules |= {s.name for s in index.summaries() if any(n == wanted for _, n in s.uses)}
-    sites: list[CallShape] = []
-    # A constructor is called as the class: ``Cls(...)`` (or ``Cls.__init__(self, ...)``).
-    called = re.compile(rf"\b{re.escape(owner if name == '__init__' and owner else name)}"
-                        r"\s*(?:\.\s*__init__\s*)?\(")
-    for module in sorted(modules):
-        path = index.module_file(module) or ""
-        if is_test_path(path) or not called.search(index.release.read(path) or ""):
-            continue  # the text never calls it: no need to parse the module
-        tree = parsed(index, module)
-        if tree is not None:
-            sites += _calls_in(tree, path, target, name, owner)
-    return sites
-
-
-def is_test_path(path: str) -> bool:
-    """Returns True for a test file (a ``test``/``tests`` folder, ``test_*.py``,
-    ``*_test.py``, ``conftest.py``): SGLang's tests are not SGLang running a plugin, and a
-    plugin's tests are not what SGLang builds or calls."""
-    parts = path.replace("\\", "/").split("/")
-    name = parts[-1]
-    return (any(p in ("test", "tests") for p in parts[:-1]) or name.startswith("test_")
-            or name.endswith("_test.py") or name == "conftest.py")
-
-
-def _calls_in(tree: ast.Module, path: str, target: Callee, name: str,
-              owner: str | None) -> Iterator[CallShape]:
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Call):
-            continue
-        if any(isinstance(a, ast.Starred) for a in node.args) or any(
-                k.arg is None for k in node.keywords):
-            continue
-        extra = _receiver(node.func, target, name, owner)
-        if extra is None:
-            continue
-        yield CallShape(len(node.args) + extra, tuple(k.arg for k in node.keywords if k.arg),
-                        "a call in SGLang", f"{path}:{node.lineno}")
-
-
-def _receiver(func: ast.expr, target: Callee, name: str, owner: str | None) -> int | None:
-    # How many arguments the wrapper gets before the call's own: None when not a call of it.
-    called = func.attr if isinstance(func, ast.Attribute) else (
-        func.id if isinstance(func, ast.Name) else None)
-    if name == "__init__" and owner is not None:
-        # ``Cls(...)`` runs ``Cls.__init__(self, ...)``; ``Cls.__init__(obj, ...)`` passes it.
-        # ``super().__init__(...)`` is left out: which class's ``__init__`` it reaches is
-        # the caller's MRO, not a name auxcheck can read here.
-        if called == owner:
-            return 1
-        through = isinstance(func, ast.Attribute) and (
-            isinstance(func.value, ast.Name) and func.value.id == owner
-            or isinstance(func.value, ast.Attribute) and func.value.attr == owner)
-        return 0 if called == "__init__" and through else None
-    if called != name:
-        return None
-    if target.kind == "class":
-        return 0  # the constructor's shape, ``self`` not among its arguments
-    if owner is None:
-        return 0
-    if not isinstance(func, ast.Attribute):
-        return None
-    through_class = isinstance(func.value, ast.Name) and func.value.id == owner
-    if target.kind == "staticmethod":
-        return 0
-    if target.kind == "classmethod":
-        return 1
-    return 0 if through_class else 1
 
 
 # ---------------------------------------------------------------- fixes

@@ -5,8 +5,10 @@ expression (:class:`HookRef`) and every file's definitions and imports
 (:class:`PluginModule`), and :func:`resolve_hook` follows the expression to a ``def`` or
 ``class`` of the project: a function here or in another module of the plugin, a
 method through its class or ``self``, ``functools.partial`` of those, a lambda, a
-``@plugin_hook``-decorated definition. What it cannot follow is said in
-:attr:`ResolvedHook.unknown`, never guessed.
+``@plugin_hook``-decorated definition. Names are looked up as Python binds them
+(:mod:`auxcheck._releases.plugin_names`): the enclosing functions, then the module, never the
+class around a method. What it cannot follow (a parameter, a name defined on two branches)
+is said in :attr:`ResolvedHook.unknown`, never guessed.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from dataclasses import dataclass, field
 
 from auxcheck._core.pyast import dotted_name
 from auxcheck._core.signatures import FunctionInfo, Param, SignatureCarrier, signature_of
+from auxcheck._releases.plugin_names import NameSeen
 
 __all__ = [
     "CLEAR_DECORATORS",
@@ -86,6 +89,9 @@ class PluginModule:
     """Module-level ``NAME = partial(...)`` / ``lambda`` / another name: what NAME refers to."""
     bases: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     """Each class's bases, by qualname: absolute dotted paths where the file imports them."""
+    seen: Mapping[str, NameSeen] = field(default_factory=dict)
+    """Every name each scope binds (``hook``, ``install.hook``, ``Plugin.hook``): the kind of
+    binding a use of it sees once the scope ran, or why auxcheck cannot tell."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,16 +185,22 @@ def _lookup(name: str, scope: str, home: PluginModule, modules: Mapping[str, Plu
         if owner is None:
             return f"`{name}` outside a class of the plugin"
         return _member(f"{owner}.{rest}", home, bound=True, name=name)
-    value = home.values.get(head) if not rest else None
-    if value is not None and depth < 8:
+    found = _visible(head, scope, home)
+    if found is None:
+        return f"`{name}` is not defined or imported in {home.name}"
+    key, seen = found
+    if seen.why is not None:
+        return seen.why
+    if seen.kind == "assign":
+        value = home.values.get(key) if not rest else None
+        if value is None or depth >= 8:
+            return f"`{name}` is bound to a value auxcheck does not follow"
         if value.lambda_params is not None or value.name is None:
             return resolve_hook(value, home.name, modules)
-        found = _lookup(value.name, "", home, modules, depth=depth + 1)
-        return found if isinstance(found, str) else _partial(value, found)
-    local = _in_scope(head, scope, home)
-    if local is not None:
-        qualname = f"{local}.{rest}" if rest else local
-        return _definition(qualname, home, name=name)
+        found_value = _lookup(value.name, "", home, modules, depth=depth + 1)
+        return found_value if isinstance(found_value, str) else _partial(value, found_value)
+    if seen.kind in ("def", "class"):
+        return _definition(f"{key}.{rest}" if rest else key, home, name=name)
     origin = home.bindings.get(head)
     if origin is not None and depth < 8:
         parts = (f"{origin}.{rest}" if rest else origin).split(".")
@@ -200,12 +212,19 @@ def _lookup(name: str, scope: str, home: PluginModule, modules: Mapping[str, Plu
     return f"`{name}` is not defined or imported in {home.name}"
 
 
-def _in_scope(head: str, scope: str, home: PluginModule) -> str | None:
+def _visible(head: str, scope: str, home: PluginModule) -> tuple[str, NameSeen] | None:
+    """Returns the qualified name ``head`` used in ``scope`` refers to, as Python looks it up
+    (the enclosing functions, then the module: a method never sees its class's names), and
+    what a use of it sees."""
     parts = scope.split(".") if scope else []
     for end in range(len(parts), -1, -1):
-        candidate = ".".join([*parts[:end], head])
-        if candidate in home.functions or candidate in home.classes:
-            return candidate
+        owner = ".".join(parts[:end])
+        if end < len(parts) and owner in home.classes:
+            continue
+        key = f"{owner}.{head}" if owner else head
+        seen = home.seen.get(key)
+        if seen is not None:
+            return key, seen
     return None
 
 
@@ -248,6 +267,9 @@ def _constructor(qualname: str, home: PluginModule, *, name: str) -> ResolvedHoo
 
 
 def _member(qualname: str, home: PluginModule, *, bound: bool, name: str) -> ResolvedHook | str:
+    seen = home.seen.get(qualname)
+    if seen is not None and seen.why is not None:
+        return seen.why
     function = home.functions.get(qualname)
     if function is None:
         return f"`{name}`: {home.name} has no method {qualname} (an inherited one is not read)"

@@ -16,6 +16,7 @@ import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from auxcheck._core.pyast import (
     absolute_module,
@@ -35,6 +36,15 @@ from auxcheck._releases.hook_refs import (
     returns_of,
 )
 from auxcheck._releases.plugin_classes import PluginClass, collect_classes
+from auxcheck._releases.plugin_names import (
+    Binding,
+    NameSeen,
+    Scopes,
+    module_names,
+    scope_names,
+    seen_names,
+    sole_binding,
+)
 from auxcheck._releases.plugin_patches import PatchUse, collect_patches
 from auxcheck.report import Finding
 
@@ -59,6 +69,9 @@ CONTRACT_METHODS: dict[str, tuple[str, ...]] = {
 """SGLang's contract protocols -> the methods SGLang calls on an implementation."""
 
 PLUGIN_GROUP = "sglang.srt.plugins"
+
+HOOK_TYPES = frozenset({"BEFORE", "AFTER", "AROUND", "REPLACE"})
+"""The members of SGLang's ``HookType``: a hook type auxcheck cannot read is ``?``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +117,9 @@ class HookUse:
     """The hook expression as written (None when the call names no hook)."""
     module: str = ""
     """The plugin module (or file) that registers it: where ``hook`` is looked up."""
+    unread_type: str | None = None
+    """The hook type as written, when auxcheck cannot tell which HookType member it always
+    is (a parameter, a name bound twice): ``hook_type`` is then ``?``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,7 +212,6 @@ class _FileScan(ast.NodeVisitor):
         self.classes: list[ContractClass] = []
         self.aliases: dict[str, str] = {}  # local name -> sglang module it is bound to
         self.names: dict[str, str] = {}  # local name -> sglang dotted object it is bound to
-        self.constants: dict[str, str] = {}  # module-level NAME = "string"
         self.group: str | None = None
         self.handler = "except ImportError"
         self.fallback = False
@@ -210,7 +225,9 @@ class _FileScan(ast.NodeVisitor):
         self.hooked: set[int] = set()  # plugin_hook decorator calls already registered
         self.values: dict[str, HookRef] = {}  # module-level NAME = partial(...) / lambda / name
         self.stored: set[str] = set()  # sglang attributes the plugin assigns (module.X = ...)
-        self.local_constants: list[dict[str, str | None]] = []  # per enclosing function
+        self.scopes = Scopes()  # the scopes around the node being visited, as Python nests them
+        self.seen: dict[str, NameSeen] = {}  # qualified name -> what a later use of it sees
+        self.rebound: set[str] = set()  # module names bound other than by an import
         self.class_bases: dict[str, tuple[str, ...]] = {}  # qualname -> absolute bases
 
     def use(self, node: ast.AST, module: str, name: str | None, kind: str, text: str,
@@ -262,15 +279,23 @@ class _FileScan(ast.NodeVisitor):
         return f"{self.path}:{getattr(node, 'lineno', 1)}:{getattr(node, 'col_offset', 0) + 1}"
 
     def scan(self, tree: ast.Module) -> None:
-        for node in tree.body:
-            if not (isinstance(node, ast.Assign) and len(node.targets) == 1
-                    and isinstance(node.targets[0], ast.Name)):
-                continue
-            if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
-                self.constants[node.targets[0].id] = node.value.value
-            elif isinstance(node.value, (ast.Lambda, ast.Call, ast.Name, ast.Attribute)):
-                self.values[node.targets[0].id] = hook_ref(node.value, "")
+        names = module_names(tree)
+        for name, bindings in names.items():
+            last = sole_binding(bindings, name=name)
+            if isinstance(last, Binding) and last.kind == "assign" and isinstance(
+                    last.value, (ast.Lambda, ast.Call, ast.Name, ast.Attribute)):
+                self.values[name] = hook_ref(last.value, "")
+        self.open("module", "", names)
         self.visit(tree)
+        self.scopes.pop()
+        self.rebound = {name for name, bindings in names.items() if any(
+            b.kind != "import" and not b.fallback for b in bindings)}
+
+    def open(self, kind: Literal["module", "class", "function"], qualname: str,
+             names: dict[str, list[Binding]]) -> None:
+        """Opens a scope and records what later uses of each of its names see."""
+        self.scopes.push(kind, qualname, names)
+        self.seen.update(seen_names(self.scopes.frames[-1]))
 
     # -- imports
 
@@ -309,10 +334,15 @@ class _FileScan(ast.NodeVisitor):
             return None
         return absolute_module(self.module or "", self.package, node.level, node.module)
 
-    def sglang_dotted(self, chain: str) -> tuple[str, tuple[str, ...]] | None:
+    def sglang_dotted(self, chain: str, line: int | None = None,
+                      ) -> tuple[str, tuple[str, ...]] | None:
         """Returns the sglang path ``chain`` (``a.b.c`` in this file) names, and the modules an
-        alias bound in ``try/except ImportError`` branches may be; None when not SGLang's."""
+        alias bound in ``try/except ImportError`` branches may be; None when not SGLang's.
+
+        With ``line``, the use there: None too when its name may be the file's own by then."""
         head, _, rest = chain.partition(".")
+        if line is not None and not self.scopes.still_imported(head, line):
+            return None  # the file rebinds the name: `class Scheduler(Scheduler)`, a parameter
         module = self.aliases.get(head)
         if module is not None and rest:
             options = tuple(self.alias_options.get(head, ()))
@@ -324,7 +354,8 @@ class _FileScan(ast.NodeVisitor):
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         chain = _dotted(node)
-        found = self.sglang_dotted(chain) if chain is not None and "." in chain else None
+        found = self.sglang_dotted(chain, node.lineno) if chain is not None and "." in chain \
+            else None
         if chain is not None and found is not None:
             full, options = found
             if not isinstance(node.ctx, ast.Load):
@@ -362,7 +393,7 @@ class _FileScan(ast.NodeVisitor):
         self.generic_visit(node)
 
     def _call(self, node: ast.Call, func: str) -> None:
-        found = self.sglang_dotted(func)
+        found = self.sglang_dotted(func, node.lineno)
         if found is None:
             return
         splat = any(isinstance(a, ast.Starred) for a in node.args) or any(
@@ -373,34 +404,21 @@ class _FileScan(ast.NodeVisitor):
             found[1]))
 
     def _target(self, node: ast.expr | None) -> str | None:
-        # A string constant, a module-level constant, or an f-string / `+` of those.
-        if isinstance(node, ast.Constant) and isinstance(node.value, str):
-            return node.value
-        if isinstance(node, ast.Name):
-            for scope in reversed(self.local_constants):
-                if node.id in scope:  # a local shadows the module's name, even when unknown
-                    return scope[node.id]
-            return self.constants.get(node.id)
-        if isinstance(node, ast.FormattedValue) and node.conversion == -1 and not node.format_spec:
-            return self._target(node.value)
-        if isinstance(node, ast.JoinedStr):
-            parts = [self._target(v) for v in node.values]
-            return None if any(p is None for p in parts) else "".join(p or "" for p in parts)
-        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-            left, right = self._target(node.left), self._target(node.right)
-            return None if left is None or right is None else left + right
-        return None
+        return None if node is None else self.scopes.string(node)
 
     def _hook(self, node: ast.Call, kind: ast.expr | None, hook: ast.expr | None, *,
               decorated: str | None = None) -> None:
         first = node.args[0] if node.args else _keyword(node, "target")
         target = self._target(first)
-        hook_type = "AFTER" if kind is None else (_dotted(kind) or "?").rpartition(".")[2]
+        hook_type = "AFTER" if kind is None else self.scopes.member(kind, HOOK_TYPES)
         ref = hook_ref(hook, ".".join(self.scope)) if hook is not None else None
+        if ref is not None and ref.name and self.scopes.in_nested(ref.name.partition(".")[0]):
+            ref = HookRef(ref.text, None, ref.scope)  # a lambda's parameter, a comprehension's
         if decorated is not None:
             ref = HookRef(decorated, decorated, scope="")
+        unread = None if kind is None or hook_type != "?" else ast.unparse(kind)
         self.hooks.append(HookUse(self.at(node), target, hook_type, ast.unparse(node.func), ref,
-                                  self.module or self.path))
+                                  self.module or self.path, unread))
 
     # -- definitions
 
@@ -412,44 +430,27 @@ class _FileScan(ast.NodeVisitor):
                                                   self.at(node), returns_of(node))
         self._decorator_hooks(node, qualname)
         self.scope.append(node.name)
-        self.local_constants.append({})
-        self.local_constants[-1] = self._locals(node)
+        self.open("function", qualname, scope_names(node.body, node.args))
         self.generic_visit(node)
-        self.local_constants.pop()
+        self.scopes.pop()
         self.scope.pop()
 
     visit_AsyncFunctionDef = visit_FunctionDef
 
-    def _locals(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, str | None]:
-        """Returns the function's names bound to one string (``T = "sglang..."``, an f-string
-        or ``+`` of such names); a name bound any other way, or twice, maps to None."""
-        found: dict[str, str | None] = {}
-        bound: dict[str, int] = {}
-        stack: list[ast.AST] = [*node.body]
-        assigns: list[ast.Assign] = []
-        while stack:
-            item = stack.pop()
-            if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
-                                 ast.Lambda)):
-                if not isinstance(item, ast.Lambda):
-                    bound[item.name] = bound.get(item.name, 0) + 1
-                continue
-            if isinstance(item, ast.Name) and not isinstance(item.ctx, ast.Load):
-                bound[item.id] = bound.get(item.id, 0) + 1
-            if isinstance(item, ast.Assign):
-                assigns.append(item)
-            stack.extend(ast.iter_child_nodes(item))
-        for arg in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs,
-                    node.args.vararg, node.args.kwarg):
-            if arg is not None:
-                bound[arg.arg] = 2  # a parameter: its value is the caller's
-        found.update({name: None for name in bound})
-        self.local_constants[-1] = found
-        for assign in sorted(assigns, key=lambda a: (a.lineno, a.col_offset)):
-            [target] = assign.targets if len(assign.targets) == 1 else [None]
-            if isinstance(target, ast.Name) and bound.get(target.id) == 1:
-                found[target.id] = self._target(assign.value)
-        return found
+    def visit_Lambda(self, node: ast.Lambda) -> None:
+        self.scopes.push("nested", ".".join(self.scope), scope_names([], node.args))
+        self.generic_visit(node)
+        self.scopes.pop()
+
+    def visit_ListComp(self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp,
+                       ) -> None:
+        names = {n.id: [Binding(n.id, "other", n.lineno, n.lineno, 0, n)]
+                 for g in node.generators for n in ast.walk(g.target) if isinstance(n, ast.Name)}
+        self.scopes.push("nested", ".".join(self.scope), names)
+        self.generic_visit(node)
+        self.scopes.pop()
+
+    visit_SetComp = visit_GeneratorExp = visit_DictComp = visit_ListComp
 
     def _decorator_hooks(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef,
                          qualname: str) -> None:
@@ -484,8 +485,10 @@ class _FileScan(ast.NodeVisitor):
         self._decorator_hooks(node, qualname)
         self._contract(node)
         self.scope.append(node.name)
+        self.open("class", qualname, scope_names(node.body))
         for child in node.body:
             self.visit(child)
+        self.scopes.pop()
         self.scope.pop()
         extras: list[ast.AST] = [*node.bases, *node.keywords, *node.decorator_list]
         for extra in extras:
@@ -495,6 +498,9 @@ class _FileScan(ast.NodeVisitor):
         text = _dotted(base.value if isinstance(base, ast.Subscript) else base) or ast.unparse(
             base)
         head, dot, rest = text.partition(".")
+        if not self.scopes.still_imported(head, base.lineno):
+            # `class Mine(Scheduler)` after `class Scheduler(Scheduler)`: the file's own class
+            return f"{self.module or self.path}.{text}" if head in self.defined_classes else text
         origin = self.bindings.get(head)
         return f"{origin}{dot}{rest}" if origin is not None else text
 
@@ -553,8 +559,11 @@ def _keyword(node: ast.Call, name: str) -> ast.expr | None:
 # ---------------------------------------------------------------- the project
 
 
-def scan_project(root: Path, *, exclude: Sequence[str] = ()) -> PluginScan:
-    """Returns what the plugin project at ``root`` uses of SGLang, read without importing it."""
+def scan_project(root: Path, *, exclude: Sequence[str] = (),
+                 files: Sequence[str] | None = None) -> PluginScan:
+    """Returns what the plugin project at ``root`` uses of SGLang, read without importing it:
+    its Python ``files`` when given (``auxcheck check`` walks the project once), else those
+    found under ``root``."""
     from auxcheck._core.python_files import iter_python_files, module_name_of
     from auxcheck._core.sources import deep_call
 
@@ -567,9 +576,10 @@ def scan_project(root: Path, *, exclude: Sequence[str] = ()) -> PluginScan:
     broken: list[Finding] = []
     patches: list[PatchUse] = []
     subclasses: list[PluginClass] = []
-    files = 0
-    for path in iter_python_files([str(root)], exclude=exclude):
-        files += 1
+    listed = iter_python_files([str(root)], exclude=exclude) if files is None else files
+    count = 0
+    for path in listed:
+        count += 1
         shown = _shown(path, root)
         tree = _parse(path, shown)
         if isinstance(tree, Finding):
@@ -579,7 +589,8 @@ def scan_project(root: Path, *, exclude: Sequence[str] = ()) -> PluginScan:
         scan = _FileScan(shown, module, Path(path).name == "__init__.py")
         deep_call(functools.partial(scan.scan, tree))  # Python parsed it: walk it however deep
         patches += deep_call(functools.partial(
-            collect_patches, tree, shown=shown, module=module or shown, bindings=scan.bindings))
+            collect_patches, tree, shown=shown, module=module or shown,
+            bindings={k: v for k, v in scan.bindings.items() if k not in scan.rebound}))
         subclasses += deep_call(functools.partial(
             collect_classes, tree, shown=shown, module=module or shown, bindings=scan.bindings))
         imports += scan.imports
@@ -589,12 +600,12 @@ def scan_project(root: Path, *, exclude: Sequence[str] = ()) -> PluginScan:
         stored |= scan.stored
         modules.append(PluginModule(module or shown, scan.functions,
                                     frozenset(scan.defined_classes), scan.bindings,
-                                    scan.values, scan.class_bases))
+                                    scan.values, scan.class_bases, scan.seen))
     imports = [u for u in imports if not (u.kind == "attribute" and u.dotted in stored)]
     entry_points, problems = read_entry_points(root)
     unreadable = tuple(f"{f.location}: not scanned, AUX504 {f.message.partition('; ')[0]}"
                        for f in broken)
-    return PluginScan(root, files, tuple(imports), tuple(hooks), tuple(classes),
+    return PluginScan(root, count, tuple(imports), tuple(hooks), tuple(classes),
                       tuple(entry_points), tuple(calls), tuple(modules), unreadable,
                       tuple(problems), tuple(broken), patches=tuple(patches),
                       subclasses=tuple(subclasses))
@@ -620,7 +631,7 @@ def read_entry_points(root: Path) -> tuple[list[EntryPoint], list[str]]:
     Both ``[project.entry-points."sglang.srt.plugins"]`` and Poetry's
     ``[tool.poetry.plugins."sglang.srt.plugins"]`` are read.
     """
-    from auxcheck._core.config import read_pyproject
+    from auxcheck._core.config import read_pyproject, table_at
     from auxcheck.errors import InvalidArgument
 
     try:
@@ -629,10 +640,15 @@ def read_entry_points(root: Path) -> tuple[list[EntryPoint], list[str]]:
         return [], [str(exc)]
     found: list[EntryPoint] = []
     problems: list[str] = []
-    tables = [("[project.entry-points]", data.get("project", {}).get("entry-points", {})),
-              ("[tool.poetry.plugins]", data.get("tool", {}).get("poetry", {}).get("plugins", {}))]
+    tables = []
+    for label, keys in (("[project.entry-points]", ("project", "entry-points")),
+                        ("[tool.poetry.plugins]", ("tool", "poetry", "plugins"))):
+        try:  # `project = "x"` is a note naming the key, not a crash
+            tables.append((label, table_at(data, root / "pyproject.toml", *keys)))
+        except InvalidArgument as exc:
+            problems.append(str(exc))
     for label, table in tables:
-        group = table.get(PLUGIN_GROUP) if isinstance(table, dict) else None
+        group = table.get(PLUGIN_GROUP)
         if group is None:
             continue
         if not isinstance(group, dict):

@@ -22,7 +22,7 @@ from auxcheck._core.signatures import (
     signature_of,
 )
 from auxcheck._core.text import close_names, did_you_mean
-from auxcheck._releases.definitions import Callee, call_sites, callee, names_in
+from auxcheck._releases.definitions import Callee, Through, call_sites, callee, names_in
 from auxcheck._releases.external import find_external
 from auxcheck._releases.hook_refs import (
     PluginModule,
@@ -42,6 +42,7 @@ __all__ = [
     "hook_signature_problem",
     "hook_stage",
     "hook_target_problem",
+    "rebound_signatures",
     "target_signature",
 ]
 
@@ -128,6 +129,21 @@ def target_signature(target: Callee, hook_type: str) -> inspect.Signature | str:
         return signature_of(target.params, first_positional_only=first)
     except ValueError as exc:
         return f"the parameters of {target.where} cannot be read ({exc})"
+
+
+def rebound_signatures(target: Callee) -> tuple[inspect.Signature, inspect.Signature] | str:
+    """Returns what the plain-function wrapper of an inherited classmethod or staticmethod
+    is called with: through the class (the caller's arguments), through an instance (the
+    instance first); or why the parameters cannot be read."""
+    try:
+        by_class = signature_of(target.params, drop_first=target.kind == "classmethod")
+    except ValueError as exc:
+        return f"the parameters of {target.where} cannot be read ({exc})"
+    name = "self"
+    while name in by_class.parameters:
+        name += "_"
+    instance = inspect.Parameter(name, inspect.Parameter.POSITIONAL_ONLY)
+    return by_class, by_class.replace(parameters=[instance, *by_class.parameters.values()])
 
 
 def hook_signature_problem(target: inspect.Signature, hook: inspect.Signature,
@@ -221,7 +237,7 @@ class _Hooks:
         stage.checked += 1
         resolved = (resolve_hook(hook.hook, hook.module, self.modules)
                     if hook.hook is not None else None)
-        if resolved is not None and resolved.is_class and hook.hook_type != "REPLACE":
+        if resolved is not None and resolved.is_class and hook.hook_type not in ("REPLACE", "?"):
             stage.fail("AUX703", hook.location,
                        f"`{resolved.name}` is a class registered as a {hook.hook_type} hook on "
                        f"{hook.target}: HookRegistry.register raises TypeError",
@@ -295,6 +311,12 @@ class _Hooks:
                         f"`{hook.text}` names no hook auxcheck can read; its signature is "
                         "not judged")
             return
+        if hook.hook_type == "?":  # which wrapper calls the hook is known only at run time
+            stage.judge(hook.location, target_name, "note",
+                        f"the hook type `{hook.unread_type}` is not a HookType member auxcheck "
+                        "can read (a parameter, or a name bound more than once); the hook's "
+                        "signature is not judged")
+            return
         if resolved.is_class and resolved.signature is None and resolved.unknown is None:
             self.inherited(hook, resolved)
             return
@@ -312,6 +334,10 @@ class _Hooks:
                         f"the signature of {target_name} in sglang {self.index.version} "
                         "cannot be read (not a def or class auxcheck can see); hook not judged")
             return
+        hooked = self.hooked_class(target_name, target)
+        if target.kind in ("classmethod", "staticmethod") and hooked != target.owner:
+            self.rebound(hook, resolved, resolved.signature, target, hooked or "")
+            return
         signature = target_signature(target, hook.hook_type)
         if isinstance(signature, str):
             stage.judge(hook.location, target_name, "note", f"{signature}; hook not judged")
@@ -319,8 +345,69 @@ class _Hooks:
         fit = fit_hook(signature, resolved.signature, hook.hook_type)
         if fit.verdict == "note":
             fit = fit_hook(signature, resolved.signature, hook.hook_type,
-                           sites=call_sites(self.index, target))
+                           sites=call_sites(self.index, target, typed=True, hooked=hooked))
         self.verdict(hook, resolved, target, signature, fit)
+
+    def hooked_class(self, target_name: str, target: Callee) -> str | None:
+        """Returns the class ``_apply_target`` sets the wrapper on: the owner the target
+        names (which may inherit the member), the defining class where that is unclear."""
+        if target.owner is None:
+            return None
+        owner = self.index.resolve(target_name.rpartition(".")[0])
+        return owner.where if owner.ok and owner.certain and owner.kind == "class" else (
+            target.owner)
+
+    def rebound(self, hook: HookUse, resolved: ResolvedHook, mine: inspect.Signature,
+                target: Callee, hooked: str) -> None:
+        """A classmethod or staticmethod the hooked class inherits is not in its
+        ``__dict__``: ``_apply_target`` wraps what ``getattr`` gives (bound to the class,
+        or the plain function) and sets the wrapper as a plain function, so a call through
+        the class passes the caller's arguments and one through an instance the instance
+        first, to the hook and to the original."""
+        binding = rebound_signatures(target)
+        target_name, hook_type = hook.target or "", hook.hook_type
+        if isinstance(binding, str):
+            self.stage.judge(hook.location, target_name, "note", f"{binding}; hook not judged")
+            return
+        by_class, by_instance = binding
+        fits: dict[Through, HookFit] = {}
+        ways: tuple[tuple[Through, inspect.Signature], ...] = (
+            ("class", by_class), ("instance", by_instance))
+        for through, signature in ways:
+            fit = fit_hook(signature, mine, hook_type)
+            if fit.verdict != "ok":
+                fit = fit_hook(signature, mine, hook_type, sites=call_sites(
+                    self.index, target, typed=True, hooked=hooked, through=through))
+            fits[through] = fit
+        # Through an instance the original gets the instance too: it raises TypeError
+        # whatever the hook, unless it takes one more argument (or a REPLACE never calls it).
+        original_takes_it = hook_type == "REPLACE" or fit_hook(
+            by_instance, by_class, "REPLACE").verdict == "ok"
+        if fits["class"].verdict == "ok" and fits["instance"].verdict == "ok" and (
+                original_takes_it):
+            self.stage.judge(hook.location, target_name, "ok",
+                             f"{hook_type} `{resolved.name}` takes every call of "
+                             f"{target.name}, through the class {signature_text(by_class)} "
+                             f"and through an instance {signature_text(by_instance)}")
+            return
+        failing = next((fits[t] for t in ("class", "instance") if fits[t].evidence), None)
+        if failing is None and fits["class"].always and (
+                fits["instance"].always or not original_takes_it):
+            failing = fits["class"]  # a TypeError whichever way SGLang calls it
+        if failing is not None:
+            signature = by_class if failing is fits["class"] else by_instance
+            named = Callee(target_name, target.kind, target.params, target.location,
+                           hooked, target.decorators)
+            how = "through the class" if failing is fits["class"] else "through an instance"
+            self.verdict(hook, resolved, named, signature, failing, why=(
+                f"{target_name} is a {target.kind} inherited from {target.owner}, which "
+                f"HookRegistry wraps as a plain function: that is the call {how}"
+                + ("" if original_takes_it else "; a call through an instance passes the "
+                   "instance to the original too, which raises TypeError whatever the hook")))
+            return
+        self.stage.judge(hook.location, target_name, "note", _rebound_note(
+            target_name, target, hooked, hook_type, resolved.name, ways,
+            [t for t, _ in ways if fits[t].verdict == "ok"], original_takes_it))
 
     def inherited(self, hook: HookUse, resolved: ResolvedHook) -> None:
         """A class REPLACEs the target with the constructor it inherits: the target's own
@@ -339,7 +426,7 @@ class _Hooks:
                          f"{target_name}; not judged")
 
     def verdict(self, hook: HookUse, resolved: ResolvedHook, target: Callee,
-                signature: inspect.Signature, fit: HookFit) -> None:
+                signature: inspect.Signature, fit: HookFit, *, why: str = "") -> None:
         stage, name = self.stage, resolved.name
         if fit.verdict == "ok":
             stage.judge(hook.location, hook.target or "", "ok",
@@ -347,6 +434,7 @@ class _Hooks:
                         f"{target.name}{signature_text(signature)}")
             return
         text = _describe(fit, name, hook.hook_type, target, signature, self.index.version)
+        text += f"; {why}" if why else ""
         unclear = resolved.unclear + tuple(
             d for d in target.decorators if not is_clear_decorator(d))
         if fit.verdict == "note" or unclear:
@@ -360,6 +448,27 @@ class _Hooks:
         stage.fail("AUX703", hook.location, text, _expected(hook.hook_type, signature),
                    _hint(hook.hook_type, signature))
         stage.judge(hook.location, hook.target or "", "fail", text)
+
+
+def _rebound_note(target_name: str, target: Callee, hooked: str, hook_type: str, name: str,
+                  ways: Sequence[tuple[Through, inspect.Signature]], taken: Sequence[Through],
+                  original_takes_it: bool) -> str:
+    """Returns the note on a hook of an inherited classmethod or staticmethod that fits one
+    way of calling it and not the other (or both, where the original breaks one)."""
+    prefix = ", ".join(HOOK_PREFIX.get(hook_type, ()))
+    shown = {t: "(" + ", ".join(p for p in (prefix, signature_text(s)[1:-1]) if p) + ")"
+             for t, s in ways}
+    takes = ("both" if len(taken) == 2 else "neither" if not taken else
+             f"the calls through {'the class' if taken[0] == 'class' else 'an instance'} only")
+    broken = "" if original_takes_it else (
+        ", and the original then raises TypeError whatever the hook")
+    owner = hooked.rpartition(".")[2]
+    return (f"{target_name} is a {target.kind} {owner} inherits from {target.owner}: "
+            f"HookRegistry sets its wrapper "
+            f"on {owner} as a plain function, so a call through the class passes the hook "
+            f"{shown['class']} and a call through an instance {shown['instance']}{broken}; "
+            f"`{name}` takes {takes}, and auxcheck cannot tell which way SGLang's calls go "
+            "(none it can type shows a failure); not judged")
 
 
 def hook_stage(scan: PluginScan, index: ReleaseIndex,

@@ -13,7 +13,7 @@ import itertools
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeGuard
 
 from auxcheck._core.pyast import absolute_module, bound_names, is_main_block, is_type_checking
 
@@ -42,6 +42,11 @@ class Origin:
 
     def __str__(self) -> str:
         return self.module if self.name is None else f"{self.module}.{self.name}"
+
+
+_FIELDS = frozenset({"name", "package", "defined", "imported", "stars", "exports",
+                     "type_checking", "dynamic", "uses"})
+"""The keys of :meth:`ModuleSummary.to_json`."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,19 +83,53 @@ class ModuleSummary:
         """Returns the summary as plain JSON data (for the on-disk cache)."""
         return {"name": self.name, "package": self.package, "defined": dict(self.defined),
                 "imported": {k: [o.module, o.name] for k, o in self.imported.items()},
-                "stars": list(self.stars), "exports": self.exports,
+                "stars": list(self.stars),
+                "exports": None if self.exports is None else list(self.exports),
                 "type_checking": sorted(self.type_checking), "dynamic": self.dynamic,
                 "uses": [list(u) for u in self.uses]}
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> ModuleSummary:
-        """Returns the summary ``to_json`` wrote."""
+    def from_json(cls, data: object) -> ModuleSummary:
+        """Returns the summary ``to_json`` wrote.
+
+        Raises ValueError when ``data`` is not of that shape (a damaged or foreign cache).
+        """
+        if not _summary_shaped(data):
+            raise ValueError("not a module summary as ModuleSummary.to_json writes one")
         exports = data["exports"]
         return cls(str(data["name"]), bool(data["package"]), dict(data["defined"]),
                    {k: Origin(m, n) for k, (m, n) in data["imported"].items()},
                    tuple(data["stars"]), None if exports is None else tuple(exports),
                    frozenset(data["type_checking"]), bool(data["dynamic"]),
                    tuple((m, n) for m, n in data["uses"]))
+
+
+_KINDS = frozenset({"class", "function", "variable"})
+
+
+def _strings(value: object) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
+def _origin(value: object) -> bool:
+    return (isinstance(value, list) and len(value) == 2 and isinstance(value[0], str)
+            and (value[1] is None or isinstance(value[1], str)))
+
+
+def _summary_shaped(data: object) -> TypeGuard[Mapping[str, Any]]:
+    """Returns True when ``data`` has exactly the fields and types ``to_json`` writes: the one
+    schema check of a cached summary."""
+    if not (isinstance(data, dict) and data.keys() == _FIELDS):
+        return False
+    defined, imported, uses = data["defined"], data["imported"], data["uses"]
+    return (isinstance(data["name"], str) and isinstance(data["package"], bool)
+            and isinstance(data["dynamic"], bool)
+            and isinstance(defined, dict)
+            and all(isinstance(kind, str) and kind in _KINDS for kind in defined.values())
+            and isinstance(imported, dict) and all(_origin(o) for o in imported.values())
+            and _strings(data["stars"]) and _strings(data["type_checking"])
+            and (data["exports"] is None or _strings(data["exports"]))
+            and isinstance(uses, list) and all(_strings(u) and len(u) == 2 for u in uses))
 
 
 @dataclass(frozen=True, slots=True)
