@@ -1,4 +1,5 @@
-"""The exceptions auxcheck raises; every one derives from :class:`AuxcheckError`."""
+"""The exceptions auxcheck raises; every one derives from :class:`AuxcheckError`, but
+:class:`Stopped`, which is a KeyboardInterrupt."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ __all__ = [
     "InvalidArgument",
     "MovesTableError",
     "SchedulerError",
+    "Stopped",
 ]
 
 
@@ -74,3 +76,19 @@ class MovesTableError(AuxcheckError, ValueError):
         self.entry = entry
         self.problem = problem
         super().__init__(f"{source}: moves entry {entry}: {problem}")
+
+
+class Stopped(KeyboardInterrupt):
+    """A command was asked to stop by signal ``signum`` (SIGINT, or SIGTERM handled as Ctrl-C
+    is); a KeyboardInterrupt, so that code which lets Ctrl-C through lets it through too,
+    and no AuxcheckError, which an ``except Exception`` would stop on its way out."""
+
+    def __init__(self, signum: int) -> None:
+        import signal
+
+        self.signum = int(signum)
+        super().__init__(signal.Signals(signum).name)
+
+    def __reduce__(self) -> tuple[type[Stopped], tuple[int]]:
+        # Rebuilt from its number, not its message: it may cross a process boundary.
+        return type(self), (self.signum,)

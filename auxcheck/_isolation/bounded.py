@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO
 
+from auxcheck._core.stops import held
 from auxcheck._isolation.processes import (
     KILL_GRACE,
     group_memory,
@@ -24,7 +25,6 @@ from auxcheck._isolation.processes import (
     signal_name,
     stop_group,
 )
-from auxcheck._isolation.stops import held
 from auxcheck._isolation.tail import Tail
 
 __all__ = ["MEMORY_POLL", "OUTPUT_KEPT", "Bounded", "memory_text", "run_bounded"]

@@ -19,12 +19,12 @@ import json
 import os
 from collections import Counter, defaultdict
 from collections.abc import Iterator, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 from auxcheck._core.progress import task
 from auxcheck._releases.external import external_class
+from auxcheck._releases.index_pool import map_in_workers
 from auxcheck._releases.stars import star_source
 from auxcheck._releases.summaries import (
     ClassSummary,
@@ -34,8 +34,8 @@ from auxcheck._releases.summaries import (
     module_of_path,
     summarize,
 )
+from auxcheck._releases.wheels import Release, UndecodableSource, cache_dir
 from auxcheck.migrate.moves import importable_module
-from auxcheck.releases import Release, UndecodableSource, cache_dir
 
 __all__ = [
     "Homes",
@@ -47,6 +47,10 @@ __all__ = [
 
 INDEX_FORMAT = 3
 """Bumped whenever the cached summaries change shape."""
+
+MAX_CHAIN = 100
+"""Links of a re-export or base-class chain auxcheck follows; past them it cannot tell. Python's
+own import of a re-export chain runs out of stack not far beyond (about 150 links)."""
 
 # Attributes every class has through ``object`` (and every module through its type).
 _OBJECT_ATTRS = frozenset(dir(object)) | {"__init_subclass__", "__class_getitem__"}
@@ -138,6 +142,18 @@ class ReleaseIndex:
                 return path
         return None
 
+    def undecodable(self, module: str) -> str | None:
+        """Returns why ``module``'s source is not text Python can read (so Python cannot import
+        it either), naming the release and the file; None when it reads or is absent."""
+        path = self.module_file(module)
+        if path is None:
+            return None
+        try:
+            self.release.read(path)
+        except UndecodableSource as exc:
+            return str(exc)
+        return None
+
     def module_exists(self, module: str) -> bool:
         """Returns True when ``module`` can be imported: a file or a namespace package."""
         if not (module == "sglang" or module.startswith("sglang.")):
@@ -165,13 +181,13 @@ class ReleaseIndex:
         if self._complete:
             return
         stored = self._cache_path(cache or self.cache)
-        data = _read_cache(stored) if stored is not None else None
-        if data is None:
+        found = _read_cache(stored) if stored is not None else None
+        if found is None:
             data = self._parse_all(jobs)
             if stored is not None:
                 write_cached(stored, data)
-        for entry in data:
-            summary = ModuleSummary.from_json(entry)
+            found = [ModuleSummary.from_json(entry) for entry in data]
+        for summary in found:
             self._summaries[summary.name] = summary
         self._complete = True
 
@@ -196,12 +212,10 @@ class ReleaseIndex:
             size = -(-len(paths) // (workers * 4))
             chunks = [(self.version, self.release.kind, str(self.release.path),
                        paths[i:i + size]) for i in range(0, len(paths), size)]
-            entries: list[dict[str, object]] = []
-            with ProcessPoolExecutor(workers) as pool:
-                for chunk, part in zip(chunks, pool.map(_summarize_chunk, chunks)):
-                    entries += part
-                    job.advance(len(chunk[3]))
-            return entries
+            # Worker processes a stop, a killed worker or a short file limit cannot hang.
+            parts = map_in_workers(_summarize_chunk, chunks, workers,
+                                   each=lambda i: job.advance(len(chunks[i][3])))
+            return [entry for part in parts for entry in part]
 
     def summaries(self) -> Iterator[ModuleSummary]:
         """Yields every module's summary (call ``load_all`` first for the whole tree)."""
@@ -214,6 +228,8 @@ class ReleaseIndex:
 
     def provides(self, module: str, name: str, *, _seen: frozenset[str] = frozenset()) -> Lookup:
         """Returns whether ``from module import name`` works in this release, and what it gives."""
+        if len(_seen) >= MAX_CHAIN:
+            return _too_deep(f"{module}.{name}", "re-export")
         summary = self.summary(module)
         if summary is None:
             return Lookup(False, reason=f"module {module} does not exist")
@@ -360,6 +376,8 @@ class ReleaseIndex:
                _seen: frozenset[str] = frozenset()) -> Lookup:
         """Returns whether class ``module.qualname`` has ``attr``, looking through its bases."""
         where = f"{module}.{qualname}"
+        if len(_seen) >= MAX_CHAIN:
+            return _too_deep(f"{where}.{attr}", "base-class")
         cls = self.classes(module).get(qualname)
         if cls is None or where in _seen:
             return Lookup(True, "unknown", f"{where}.{attr}", certain=False)
@@ -371,7 +389,7 @@ class ReleaseIndex:
             found = self._base_member(module, base, attr, _seen | {where})
             if found is None:
                 continue
-            if found.ok and found.certain:
+            if (found.ok and found.certain) or found.reason.startswith(_TOO_DEEP):
                 return found
             unseen.append(base)
         if attr in _CLASS_ATTRS:
@@ -415,6 +433,16 @@ class ReleaseIndex:
         return answer if answer.ok else None
 
 
+_TOO_DEEP = "reached through a "
+
+
+def _too_deep(where: str, chain: str) -> Lookup:
+    """The answer past :data:`MAX_CHAIN` links: cannot tell, saying why (never a failure)."""
+    return Lookup(True, "unknown", where, certain=False,
+                  reason=f"{_TOO_DEEP}{chain} chain over {MAX_CHAIN} links deep; auxcheck "
+                         "follows no further, so cannot tell")
+
+
 def _outside_bases(index: ReleaseIndex, module: str, bases: Sequence[str], *,
                    depth: int = 0) -> Iterator[str]:
     """Yields the bases outside sglang (``torch.nn.Module``) directly under these SGLang bases:
@@ -446,16 +474,24 @@ def _outside_member(dotted: str, attr: str) -> Lookup | None:
     return None
 
 
-def _read_cache(path: Path) -> list[dict[str, object]] | None:
+def _read_cache(path: Path) -> list[ModuleSummary] | None:
+    """Returns the summaries cached at ``path``; None when there are none, or when the file is
+    not what :func:`write_cached` wrote (damaged, foreign, hostile): it is rebuilt, never trusted."""
     data = read_cached(path)
-    return data if isinstance(data, list) else None
+    if not isinstance(data, list):
+        return None
+    try:
+        return [ModuleSummary.from_json(entry) for entry in data]
+    except ValueError:
+        return None
 
 
 def read_cached(path: Path) -> object:
-    """Returns the JSON document cached at ``path``, or None when there is none to read."""
+    """Returns the JSON document cached at ``path``, or None when there is none to read (no
+    file, not JSON, nested deeper than the decoder's stack)."""
     try:
         return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return None
 
 

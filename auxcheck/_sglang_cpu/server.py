@@ -23,9 +23,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from auxcheck._core.stops import held
 from auxcheck._isolation.bounded import memory_text
 from auxcheck._isolation.processes import group_memory, group_running, kill_group, stop_group
-from auxcheck._isolation.stops import held
 from auxcheck._sglang_cpu.environment import Environment
 from auxcheck.errors import AuxcheckError
 

@@ -86,5 +86,6 @@ def _write(target: Path, text: str) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Runs ``auxcheck moves``; returns 0 when the moves were printed, 2 on usage errors."""
-    return run_command(PROG, _run, argv)
+    """Runs ``auxcheck moves``; returns 0 when the moves were printed, 2 on usage errors,
+    128 + the signal when stopped (its index workers ended)."""
+    return run_command(PROG, _run, argv, stoppable=True)

@@ -23,7 +23,7 @@ from auxcheck._core.paths import (
     kind_of,
 )
 from auxcheck._core.sources import READ_SIZE, FileState, read_regular, read_rest
-from auxcheck.migrate.signals import held_stops
+from auxcheck._core.stops import held_stops
 
 __all__ = [
     "Prefilter",

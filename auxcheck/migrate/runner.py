@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import os
 import signal
-import sys
 from collections.abc import Callable, Iterable, Sequence
-from types import FrameType
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
+from auxcheck._core.limits import OutOfFiles, is_out_of_files
 from auxcheck._core.paths import NotARegularFile
 from auxcheck._core.python_files import WalkNote, iter_python_files, module_name_of
 from auxcheck._core.sources import (
@@ -32,9 +31,11 @@ from auxcheck._core.sources import (
     read_source_state,
     why_not_read,
 )
+from auxcheck._core.stops import as_worker, held_stops
+from auxcheck.errors import Stopped
 from auxcheck.migrate.files import Prefilter, WriteRefused, atomic_write, drop_temporary_files
 from auxcheck.migrate.moves import MoveTable
-from auxcheck.migrate.signals import held_stops, release_inherited_stops
+from auxcheck.migrate.needs import need_libcst
 
 if TYPE_CHECKING:
     from concurrent.futures import ProcessPoolExecutor
@@ -46,7 +47,6 @@ __all__ = [
     "FileOutcome",
     "Mode",
     "RunSummary",
-    "StopRequested",
     "migrate_file",
     "process_source",
     "run",
@@ -68,14 +68,6 @@ _BATCH_BYTES = 256 << 10
 which costs about as much as scanning a small file)."""
 _GONE = 3
 """The exit status of a worker whose parent went away."""
-
-
-class StopRequested(KeyboardInterrupt):
-    """The run was asked to stop by signal ``signum`` (SIGTERM is handled as Ctrl-C is)."""
-
-    def __init__(self, signum: int) -> None:
-        self.signum = signum
-        super().__init__(signal.Signals(signum).name)
 
 
 class FileOutcome(NamedTuple):
@@ -316,6 +308,8 @@ def migrate_stdin(data: bytes, *, moves: MoveTable, mode: Mode, compat: bool = F
     except UndecodableFile as exc:
         return FileOutcome("-", "failed", (broken_file_finding("-", exc),), exc.reason,
                            data=data)
+    if mode != "check":
+        need_libcst()
     outcome = process_source(source, moves=moves, mode=mode, compat=compat, releases=releases)
     return outcome if outcome.data is not None else FileOutcome(
         "-", outcome.status, outcome.findings, outcome.reason, outcome.diff, data)
@@ -327,34 +321,15 @@ _job: _Worker | None = None
 """In a pool worker: what it does with each batch of files."""
 
 
-def _on_term(signum: int, frame: FrameType | None) -> None:
-    # A worker's temporary file lives only inside held_stops, which delays this handler
-    # until the file is in place or gone: there is nothing left to clean up.
-    os._exit(128 + signum)
-
-
-_PR_SET_PDEATHSIG = 1
-
-
 def _init_worker(parent: int, job: _Worker) -> None:
-    """Makes a pool worker die with its parent: SIGTERM when it dies (Linux), and a check
-    before each file. Ctrl-C reaches the whole process group: the parent decides. ``job``
-    is kept for :func:`_run_batch`: the moves table is sent once per worker, not once per
-    batch (an inferred table of thousands of moves costs a tenth of a second to rebuild)."""
+    """Makes a pool worker one its parent alone stops (:func:`as_worker`: Ctrl-C left to the
+    parent, SIGTERM at once, held while a file is put in place, and sent when the parent
+    dies), with a check before each file. ``job`` is kept for :func:`_run_batch`: the moves
+    table is sent once per worker, not once per batch (an inferred table of thousands of
+    moves costs a tenth of a second to rebuild)."""
     global _parent, _job
     _parent, _job = parent, job
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, _on_term)
-    release_inherited_stops()  # it was started inside held_stops (see _run_pool)
-    if sys.platform.startswith("linux"):
-        try:
-            import ctypes
-
-            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
-        except (OSError, AttributeError):  # no prctl: the check before each file remains
-            pass
-    if os.getppid() != parent:  # the parent died before prctl took effect
-        os._exit(_GONE)
+    as_worker(parent)  # it was started inside held_stops (see _run_pool)
 
 
 class _Worker:
@@ -498,9 +473,10 @@ def run(roots: Sequence[str], *, moves: MoveTable, mode: Mode, compat: bool = Fa
     failures first, then each file's outcome in the files' order, as soon as it and every
     file before it are done (the same order whatever ``jobs``; a stopped run tells every
     file done, including those after one still in progress). Ctrl-C (or an
-    :class:`StopRequested` that a SIGTERM handler raises) stops the run promptly: the
+    :class:`~auxcheck.errors.Stopped` that a SIGTERM handler raises) stops the run promptly: the
     workers are stopped, and the summary says what was done (``interrupted``,
-    ``in_progress``, ``unstarted``).
+    ``in_progress``, ``unstarted``). Raises LibcstUnavailable, before any file is written,
+    when a file may need rewriting and libcst cannot be imported.
     """
     summary = RunSummary()
     report = _Reporter(summary, progress, on_outcome)
@@ -509,18 +485,20 @@ def run(roots: Sequence[str], *, moves: MoveTable, mode: Mode, compat: bool = Fa
     try:
         files = iter_python_files(roots, exclude=exclude, note=_note_sink(summary, report))
         candidates = _candidates(files, moves, summary, max_size, report)
+        if candidates and mode != "check":
+            need_libcst()  # one error for the run, not one failure per file
         report.expect([c.path for c in candidates])
         workers = min(jobs or os.cpu_count() or 1, len(candidates))
         if (workers > 1 and len(candidates) >= _POOL_THRESHOLD
                 or any(c.size > _INLINE_BYTES for c in candidates)):
-            _run_pool(worker, candidates, workers, report)
+            _run_pool_or_say_why(worker, candidates, workers, report)
         else:
             for candidate in candidates:
                 summary.in_progress = [candidate.path]
                 report(worker.one(candidate.path))
             summary.in_progress = []
     except KeyboardInterrupt as exc:
-        summary.interrupted = exc.signum if isinstance(exc, StopRequested) else signal.SIGINT
+        summary.interrupted = exc.signum if isinstance(exc, Stopped) else signal.SIGINT
         known = {o.path for o in summary.outcomes} | set(summary.in_progress)
         summary.unstarted = sum(1 for c in candidates if c.path not in known)
     report.flush()  # a stopped run: the files done after one still in progress
@@ -555,6 +533,18 @@ def _batches(candidates: Sequence[_Candidate], workers: int) -> list[list[_Candi
         else:
             last.append(candidate)
     return batches
+
+
+def _run_pool_or_say_why(worker: _Worker, candidates: Sequence[_Candidate], workers: int,
+                         report: _Reporter) -> None:
+    """Runs :func:`_run_pool`; raises OutOfFiles, naming the pool, when its pipes or processes
+    could not be made for the open-file limit (``ulimit -n``)."""
+    try:
+        _run_pool(worker, candidates, workers, report)
+    except OSError as exc:
+        if not is_out_of_files(exc):
+            raise
+        raise OutOfFiles(f"cannot start {workers} worker processes", exc) from exc
 
 
 def _run_pool(worker: _Worker, candidates: Sequence[_Candidate], workers: int,

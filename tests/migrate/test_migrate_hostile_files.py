@@ -35,7 +35,7 @@ from auxcheck._core.config import project_ignore
 from auxcheck._core.paths import NotARegularFile
 from auxcheck._core.python_files import iter_python_files
 from auxcheck.cli.migrate import main
-from auxcheck.errors import InvalidArgument
+from auxcheck.errors import InvalidArgument, Stopped
 from auxcheck.migrate import files, runner
 from auxcheck.migrate.files import Prefilter
 from auxcheck.migrate.moves import builtin_moves
@@ -393,7 +393,7 @@ def test_a_stop_in_the_middle_of_a_write_comes_once_the_file_is_in_place(
         return result
 
     def stop(signum: int, frame: object) -> None:
-        raise runner.StopRequested(signum)
+        raise Stopped(signum)
 
     monkeypatch.setattr(files, point, then_stopped)
     previous = signal.signal(signal.SIGTERM, stop)

@@ -1,4 +1,4 @@
-"""Tests for auxcheck.migrate.signals.held_stops: a stop held through a step is never lost,
+"""Tests for auxcheck._core.stops.held_stops: a stop held through a step is never lost,
 and the hold always ends with every handler and the mask as they were."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from auxcheck.migrate.signals import STOPS, held_stops
+from auxcheck._core.stops import STOPS, held_stops
 
 pytestmark = pytest.mark.skipif(not hasattr(signal, "pthread_sigmask"),
                                 reason="needs per-thread signal masks")

@@ -141,7 +141,7 @@ def test_ctrl_c_ends_every_process_the_run_started(
         example: Callable[[str], Path], tmp_path: Path) -> None:
     """Stopped while its server serves: the command ends the server's whole process group,
     removes its temporary folder, and exits 128 + SIGINT (SIGTERM takes the same way:
-    ``auxcheck._isolation.stops``)."""
+    ``auxcheck._core.stops``)."""
     stop = signal.SIGINT
     command = subprocess.Popen(
         [sys.executable, "-m", "auxcheck", "live", str(example("capture_plugin")), "--sglang",
