@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from auxcheck._core.escape import one_line, printable
 from auxcheck._core.text import plural
 from auxcheck.errors import ContractViolation
 from auxcheck.rules import get_rule
@@ -54,22 +54,6 @@ def _safe_text(obj: Any, *, depth: int) -> str:
     if name is not None:
         return name
     return f"<{type_name(obj)} object at {id(obj):#x}>"
-
-
-_UNPRINTABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029"
-                          "\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
-"""Control characters (newline and tab apart), bidirectional overrides and lone surrogates."""
-
-
-def printable(text: str) -> str:
-    """Returns ``text`` with what a terminal would act on, or an encoder refuse, escaped.
-
-    Text plugin code chose (an exception's message, what it printed) may hold escape
-    sequences that clear the screen or forge a line, a carriage return, or a lone
-    surrogate no encoder writes: each shows as its Python escape (``\\x1b``,
-    ``\\ud800``); newlines and tabs stay.
-    """
-    return _UNPRINTABLE.sub(lambda found: ascii(found.group())[1:-1], text)
 
 
 _BASE_ARGS: Any = BaseException.__dict__["args"]
@@ -155,12 +139,13 @@ class Finding:
 
     def to_text(self) -> str:
         """Returns the finding as one line (plus the detail, indented, if any), every
-        character printable (see :func:`printable`)."""
+        character printable (see :func:`printable`): a newline in the location, the
+        message or the hint shows as ``\\n``, so no text can start a line of its own."""
         where = f"{self.location}: " if self.location else ""
-        text = f"{where}{self.code} {self.message}; fix: {self.hint}"
+        text = one_line(f"{where}{self.code} {self.message}; fix: {self.hint}")
         if self.detail:
-            text += "\n" + "\n".join("    " + line for line in self.detail.split("\n"))
-        return printable(text)
+            text += "\n" + "\n".join("    " + printable(line) for line in self.detail.split("\n"))
+        return text
 
     def to_dict(self) -> dict[str, Any]:
         """Returns the finding as JSON-ready data (the object as a short repr)."""
@@ -225,7 +210,7 @@ class Report:
 
     def to_text(self) -> str:
         """Returns the report as text: a heading line, then one line per finding and note."""
-        subject = printable(self.subject)
+        subject = one_line(self.subject)
         heading = (f"{subject}: {plural(len(self.findings), 'finding')}" if self.findings
                    else f"{subject}: ok")
         if self.notes:

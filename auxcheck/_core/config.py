@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import configparser
 import importlib
+import re
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -105,6 +107,23 @@ def _table(value: object, path: Path, key: str) -> dict[str, Any]:
     return value
 
 
+def table_at(data: Mapping[str, Any], path: Path, *keys: str) -> dict[str, Any]:
+    """Returns the table the ``keys`` name in ``data``, a TOML document read from ``path``
+    (``"project", "entry-points"``: ``[project.entry-points]``); {} when one is absent.
+
+    Raises InvalidArgument naming the file, the key and what it must be when a value on
+    the way is not a table (``project = "x"``): every reader of ``pyproject.toml`` walks
+    to the table it needs through here, so a wrong shape is an error, never a crash.
+    """
+    table: Mapping[str, Any] = data
+    dotted = ""
+    for key in keys:
+        shown = key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else f'"{key}"'
+        dotted = f"{dotted}.{shown}" if dotted else shown
+        table = _table(table.get(key), path, dotted)
+    return dict(table)
+
+
 def auxcheck_table(pyproject: Path, *keys: str) -> dict[str, Any]:
     """Returns ``[tool.auxcheck]`` of the file ``pyproject`` (or the sub-table ``keys`` name,
     such as ``"migrate"``); {} when the file or the table is absent.
@@ -118,11 +137,7 @@ def auxcheck_table(pyproject: Path, *keys: str) -> dict[str, Any]:
         table: dict[str, Any] = load_toml(pyproject)
     except TomlFileError as exc:
         raise InvalidArgument(f"{exc}; fix the file") from None
-    dotted = ""
-    for key in ("tool", "auxcheck", *keys):
-        dotted = f"{dotted}.{key}" if dotted else key
-        table = _table(table.get(key), pyproject, dotted)
-    return table
+    return table_at(table, pyproject, "tool", "auxcheck", *keys)
 
 
 def _tool_setting(root: Path, key: str) -> object:

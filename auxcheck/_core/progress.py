@@ -4,10 +4,10 @@ Library calls say nothing: a command turns reporting on with :func:`reporting` (
 variable, so no public function between the command and the wait takes a parameter for
 it), and the code that waits opens a :func:`task` and says how far it got. Only the
 innermost task shows. A wait that ends within :data:`DELAY` seconds prints nothing. On a
-terminal one line is redrawn in place; elsewhere (CI logs, pipes) a task prints a line
-once it is past :data:`DELAY`, then at most one every :data:`EVERY` seconds, then one when
-it ends. Lines go to stderr, flushed, never to stdout: a JSON or SARIF document there
-stays whole.
+terminal one line is redrawn in place; elsewhere (CI logs, pipes, a ``TERM=dumb`` terminal,
+which cannot erase a line) a task prints a line once it is past :data:`DELAY`, then at most
+one every :data:`EVERY` seconds, then one when it ends. Lines go to stderr, flushed, never
+to stdout: a JSON or SARIF document there stays whole.
 
 Whether a line shows depends on how long a wait takes, so on the machine's speed: the
 environment variable :data:`ENVIRONMENT` (``AUXCHECK_PROGRESS=off``) turns progress off
@@ -125,8 +125,9 @@ class Task:
 class Reporter:
     """Writes the innermost task's progress to ``stream``, each line headed by ``prefix``.
 
-    ``tty`` (default: whether the stream is a terminal) chooses a line redrawn in place
-    over plain lines. ``clock``, ``delay``, ``every`` and ``redraw`` are there for tests.
+    ``tty`` (default: whether the stream is a terminal that can redraw a line, which
+    ``TERM=dumb`` says it cannot) chooses a line redrawn in place over plain lines.
+    ``clock``, ``delay``, ``every`` and ``redraw`` are there for tests.
     """
 
     def __init__(self, stream: IO[str], *, prefix: str, tty: bool | None = None,
@@ -134,7 +135,7 @@ class Reporter:
                  every: float | None = None, redraw: float = REDRAW) -> None:
         self.stream = stream
         self.prefix = prefix
-        self.tty = _isatty(stream) if tty is None else tty
+        self.tty = _redraws(stream) if tty is None else tty
         self.clock = clock
         self.delay = DELAY if delay is None else delay
         self.every = EVERY if every is None else every
@@ -219,14 +220,19 @@ class Reporter:
         try:
             self.stream.write(text)
             self.stream.flush()
-        except (OSError, ValueError):  # stderr went away: the command still runs out
-            pass
+        except (OSError, ValueError, AttributeError):
+            pass  # stderr went away, or is None (closed at start): the command still runs out
 
 
-def _isatty(stream: IO[str]) -> bool:
+def _redraws(stream: IO[str]) -> bool:
+    """Returns True when ``stream`` is a terminal that can move back and erase a line: not
+    ``TERM=dumb`` (Emacs' shell, some CI consoles), where ``\r`` and ``ESC[K`` show as
+    text; not a missing stream (None when Python started with the descriptor closed)."""
+    if os.environ.get("TERM", "") == "dumb":
+        return False
     try:
-        return stream.isatty()
-    except (OSError, ValueError):
+        return bool(stream.isatty())
+    except (OSError, ValueError, AttributeError):
         return False
 
 

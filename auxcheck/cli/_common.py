@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, NoReturn
 
+from auxcheck._core.limits import is_out_of_files, out_of_files_line
 from auxcheck.errors import AuxcheckError
 
 __all__ = [
@@ -74,16 +75,19 @@ class CommandParser(argparse.ArgumentParser):
 def run_command(prog: str, body: Callable[[list[str]], int],
                 argv: Sequence[str] | None, *, stoppable: bool = False) -> int:
     """Returns ``body(argv)`` (``sys.argv[1:]`` when None): 2 on a usage error, which is
-    printed as ``PROG: error: ...``; 1 when stdout's reader went away.
+    printed as ``PROG: error: ...``, and when no more files could be opened (the line says
+    to raise ``ulimit -n``); 1 when stdout's reader went away.
 
     ``stoppable``: the body starts child processes, and SIGTERM is handled as Ctrl-C is
-    (:func:`auxcheck._isolation.stops.stops_raised`): either ends the body, whose cleanups
+    (:func:`auxcheck._core.stops.stops_raised`): either ends the body, whose cleanups
     end its children and remove its temporary folders, and the command says so and returns
     128 + the signal's number.
     """
     words = list(sys.argv[1:] if argv is None else argv)
+    if not _standard_streams(prog):
+        return 2
     if stoppable:
-        from auxcheck._isolation.stops import stops_raised
+        from auxcheck._core.stops import stops_raised
 
         try:
             with stops_raised():
@@ -107,6 +111,34 @@ def run_command(prog: str, body: Callable[[list[str]], int],
         # and keep Python from reporting the pipe again when it flushes stdout at exit.
         _silence(sys.stdout)
         return 1
+    except OSError as exc:  # at the open-file limit: one line, not a traceback
+        if not is_out_of_files(exc):
+            raise
+        print(f"{prog}: error: {out_of_files_line(exc)}", file=sys.stderr)
+        return 2
+
+
+def _standard_streams(prog: str) -> bool:
+    """Returns False, having said so, when stdout was closed (``>&-``): the command's results
+    go there. A closed stdin or stderr (``2>&-``) is opened on the null device first, so
+    the command runs as with ``2>/dev/null``: Python leaves ``sys.stderr`` None then, on
+    which a progress line or a warning would fail, and a file the command opens would
+    take the free descriptor 2 and receive what its child processes write to stderr."""
+    for fd, name, mode in ((0, "stdin", "r"), (2, "stderr", "w")):
+        if getattr(sys, name) is None:
+            null = os.open(os.devnull, os.O_RDWR)
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
+            # Kept open for the life of the process, as Python's own sys.stderr is.
+            setattr(sys, name, open(fd, mode, errors="backslashreplace",  # noqa: SIM115
+                                    closefd=False))
+    if sys.stdout is not None:
+        return True
+    print(f"{prog}: error: stdout is closed; the command prints its results there: "
+          "redirect it to a file, or to /dev/null to keep only the exit status",
+          file=sys.stderr)
+    return False
 
 
 def _progress_setting() -> None:

@@ -28,7 +28,7 @@ from auxcheck.report import printable
 from auxcheck.rules import RULES
 
 if TYPE_CHECKING:
-    from auxcheck.cli._check_stages import StageFinding, StageResult
+    from auxcheck._check.stages import StageFinding, StageResult
     from auxcheck.report import Finding, Report
 
 __all__ = [

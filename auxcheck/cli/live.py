@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from auxcheck._core.escape import one_line, printable
 from auxcheck.cli._common import (
     CommandParser,
     UsageError,
@@ -172,7 +173,7 @@ def to_text(path: Path, runs: Path, results: Sequence[ReleaseRun]) -> str:
         errors = [f for f in run.findings if not f.is_note]
         if run.skipped:
             lines.append(f"sglang {run.release}: not run: cannot run release {run.release} here: "
-                         f"{run.skipped}")
+                         f"{printable(run.skipped)}")
             continue
         verdict = (f"FAIL ({len(errors)} finding{'s' * (len(errors) != 1)})" if errors
                    else "INCOMPLETE" if run.cut else "ok" if run.served else "NOT JUDGED")
@@ -181,7 +182,7 @@ def to_text(path: Path, runs: Path, results: Sequence[ReleaseRun]) -> str:
         lines += ["  " + f.to_text().replace("\n", "\n  ") for f in run.findings]
         if run.cut:
             lines.append(f"  not finished: {run.cut} (--timeout)")
-        lines += [f"  note: {note}" for note in run.notes]
+        lines += [f"  note: {one_line(note)}" for note in run.notes]  # may quote plugin text
     if any(not run.skipped for run in results):
         lines.append(f"logs: {runs}")
     return "\n".join(lines)

@@ -11,9 +11,9 @@ work, or some use needs a human (AUX502), or a file cannot be read, decoded or p
 (AUX504) or written, or was left unchanged on purpose (larger than ``--max-file-size``,
 hard-linked, edited during the run, an owner that cannot be kept, a folder that cannot be
 listed); 2 on usage errors (bad options, a malformed moves table or ``[tool.auxcheck]``, a
-missing path, a release that cannot be had); 130 when stopped by Ctrl-C (SIGINT), 143 by
-SIGTERM, after saying what was done: every file is then either as it was or fully
-rewritten.
+missing path, a release that cannot be had, libcst missing where a file needs rewriting, a
+closed stdout); 130 when stopped by Ctrl-C (SIGINT), 143 by SIGTERM, after saying what was
+done: every file is then either as it was or fully rewritten.
 """
 
 from __future__ import annotations
@@ -22,15 +22,15 @@ import argparse
 import os
 import signal
 import sys
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from types import FrameType
 from typing import TYPE_CHECKING, TextIO
 
+from auxcheck._core.escape import github_command, one_line
 from auxcheck._core.paths import display_path, split_location
 from auxcheck._core.progress import clear, reporting, task
 from auxcheck._core.python_files import WalkNote
+from auxcheck._core.stops import stops_raised
 from auxcheck._core.text import plural
 from auxcheck.cli._common import (
     CommandParser,
@@ -44,14 +44,13 @@ from auxcheck.cli._common import (
     run_command,
     say,
 )
-from auxcheck.errors import InvalidArgument, MovesTableError
+from auxcheck.errors import InvalidArgument, MovesTableError, Stopped
 from auxcheck.migrate.moves import Move, MoveTable
 from auxcheck.migrate.runner import (
     DEFAULT_MAX_FILE_SIZE,
     FileOutcome,
     Mode,
     RunSummary,
-    StopRequested,
     migrate_stdin,
     run,
 )
@@ -141,13 +140,17 @@ def _project_tables(args: argparse.Namespace) -> MoveTable:
 
 def _project_releases(args: argparse.Namespace) -> tuple[str, ...]:
     """Returns ``[tool.auxcheck] sglang`` of the project the first path is in: the releases
-    it supports (an AUX501 of a move one of them predates points at ``--compat``)."""
+    it supports (an AUX501 of a move one of them predates points at ``--compat``); raises
+    UsageError naming the file when the value is no list of releases."""
     from auxcheck._core.config import project_sglang
     from auxcheck.migrate.moves import find_pyproject
 
     start = next((p for p in args.paths if p != "-"), ".")
     pyproject = find_pyproject(start)
-    return tuple(project_sglang(pyproject.parent)) if pyproject is not None else ()
+    try:
+        return tuple(project_sglang(pyproject.parent)) if pyproject is not None else ()
+    except InvalidArgument as exc:
+        raise UsageError(str(exc)) from None
 
 
 def _new_moves(inferred: Sequence[Move], table: MoveTable) -> tuple[list[Move], int]:
@@ -198,7 +201,8 @@ def _load_table(args: argparse.Namespace) -> MoveTable | str:
 
 def _github(finding: Finding) -> str:
     path, line, col = split_location(finding.location or "-")
-    return f"::error file={path},line={line or 1},col={col or 1}::{finding.code} {finding.message}"
+    return github_command("error", f"{finding.code} {finding.message}", file=path,
+                          line=line or 1, col=col or 1)
 
 
 def _print_findings(summary: RunSummary, fmt: str, out: TextIO, status: int) -> None:
@@ -222,7 +226,7 @@ def _print_findings(summary: RunSummary, fmt: str, out: TextIO, status: int) -> 
     if fmt == "github":
         for failure in summary.failed:
             if not failure.findings:  # an AUX504 failure was printed with the findings
-                print(f"::error file={failure.path}::{failure.reason}", file=out)
+                print(github_command("error", failure.reason, file=failure.path), file=out)
 
 
 def _sarif(summary: RunSummary, status: int) -> str:
@@ -264,15 +268,16 @@ def _announcer(mode: Mode, out: TextIO, *,
     def announce(outcome: FileOutcome) -> None:
         clear()  # the files line drawn in place on a terminal, if any
         path = display_path(outcome.path)
+        reason = one_line(outcome.reason)  # it may quote the file (a parser's message)
         if outcome.status == "failed":
             kept = "; left unchanged" if outcome.kept else ""
-            print(f"{path}: error: {outcome.reason}{kept}", file=sys.stderr)
-        elif outcome.status == "skipped" and outcome.reason.startswith("skipped: "):
-            print(f"{path}: note: {outcome.reason}", file=sys.stderr)
+            print(f"{path}: error: {reason}{kept}", file=sys.stderr)
+        elif outcome.status == "skipped" and reason.startswith("skipped: "):
+            print(f"{path}: note: {reason}", file=sys.stderr)
         elif outcome.status == "changed" and mode == "write" and outcome.path != "-":
-            if quiet and not outcome.reason:
+            if quiet and not reason:
                 return
-            note = f" ({outcome.reason})" if outcome.reason else ""
+            note = f" ({reason})" if reason else ""
             print(f"Rewriting {path}{note}", file=sys.stderr, flush=True)
         elif outcome.diff:
             print(outcome.diff, end="", file=out)
@@ -333,23 +338,6 @@ def _report(summary: RunSummary, mode: Mode, fmt: str, out: TextIO) -> int:
     return status
 
 
-@contextmanager
-def _sigterm_as_interrupt() -> Iterator[None]:
-    """Handles SIGTERM as Ctrl-C while the body runs (in the main thread only)."""
-    def stop(signum: int, frame: FrameType | None) -> None:
-        raise StopRequested(signum)
-
-    try:
-        previous = signal.signal(signal.SIGTERM, stop)
-    except ValueError:  # not the main thread: signals stay as they are
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
 def _escaping_output() -> None:
     """Prints a path that is not valid UTF-8 escaped rather than failing on it."""
     for stream in (sys.stdout, sys.stderr):
@@ -372,12 +360,16 @@ def _run_stdin(moves: MoveTable, mode: Mode, compat: bool, fmt: str,
 
 
 def _main(argv: list[str]) -> int:
+    from auxcheck.migrate.needs import LibcstUnavailable
+
     _escaping_output()
-    with _sigterm_as_interrupt():
+    with stops_raised():  # SIGTERM as Ctrl-C, raised once as Stopped
         try:
             return _run(_parser().parse_args(argv))
+        except LibcstUnavailable as exc:  # before any file was written
+            raise UsageError(str(exc)) from None
         except KeyboardInterrupt as exc:  # before or after the run: nothing was written then
-            signum = exc.signum if isinstance(exc, StopRequested) else signal.SIGINT
+            signum = exc.signum if isinstance(exc, Stopped) else signal.SIGINT
             print(f"auxcheck migrate: stopped by {signal.Signals(signum).name}; no file was "
                   "being written", file=sys.stderr)
             return 128 + signum

@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from auxcheck._core import progress
+from auxcheck._core.escape import printable
 from auxcheck._core.imports import is_missing, missing_module_hint, near_modules
 from auxcheck._core.plugin_calls import attempt
 from auxcheck._core.text import close_names, did_you_mean, plural
@@ -191,8 +192,10 @@ def _import_key(module: str) -> str:
 
 
 def _echo(output: str) -> None:
-    """Passes what plugin code wrote to stdout or stderr on to our stderr (never stdout)."""
+    """Passes what plugin code wrote to stdout or stderr on to our stderr (never stdout),
+    with what a terminal would act on (escape sequences, carriage returns) escaped."""
     if output:
+        output = printable(output)
         sys.stderr.write(output if output.endswith("\n") else output + "\n")
 
 
