@@ -39,7 +39,9 @@ USER = MOVES.merged(USER_MOVES.moves, source="test")
 RELATIVE_MODULE = "sglang.srt.foo.bar"
 """The module name relative rows are migrated as; they run from sglang/srt/foo/."""
 
-RUFF_SELECT = "I,F401,F811,F821"
+RUFF_SELECT = "I,F401,F811,F821,PLR0402"
+"""ruff's import sorting, unused, redefined and undefined names, and ``import a.b as b`` (which
+ruff and pylint would have written ``from a import b``)."""
 MYPY_ERROR = re.compile(r"^(?P<path>[^:\s]+\.py):\d+: error: .*\[(?P<code>[a-z-]+)\]$")
 FORBIDDEN_MYPY_CODES = {"attr-defined", "no-redef"}
 
@@ -228,9 +230,22 @@ FORMS = [
         f"import {NEW} as so\n\nVALUE = so.CommittedTokens, so.HostAuxiliaryOutput\n",
     ),
     _form(
+        "an as import of the old module named as the new module's last name becomes a from-import",
+        f"import {OLD} as auxiliary_output\n\nVALUE = auxiliary_output.CommittedTokens\n",
+        "from sglang.srt.managers import auxiliary_output\n\n"
+        "VALUE = auxiliary_output.CommittedTokens\n",
+        exact=True,
+    ),
+    _form(
+        "an as import of the old module named as its own last name stays an as import",
+        f"import {OLD} as sampling_observer\n\nVALUE = sampling_observer.CommittedTokens\n",
+        f"import {NEW} as sampling_observer\n\nVALUE = sampling_observer.CommittedTokens\n",
+        exact=True, ruff_clean=False,
+    ),
+    _form(
         "an as import of the old module also used for a staying name gains the new module",
         f"import {OLD} as so\n\nMOVED = so.CommittedTokens\nSTAYING = so.SamplingObserver\n",
-        f"import {NEW} as auxiliary_output\nimport {OLD} as so\n\n"
+        f"import {OLD} as so\nfrom sglang.srt.managers import auxiliary_output\n\n"
         "MOVED = auxiliary_output.CommittedTokens\nSTAYING = so.SamplingObserver\n",
     ),
     _form(
@@ -310,8 +325,8 @@ FORMS = [
         f"""\
         import typing
 
-        import {NEW} as auxiliary_output
         import {OLD} as so
+        from sglang.srt.managers import auxiliary_output
 
 
         def observe(commits: "auxiliary_output.CommittedTokens") -> "list[so.SamplingObserver]":
@@ -562,10 +577,16 @@ FORMS = [
     ),
     # 8. User moves of one module's names to two modules.
     _form(
-        "an as import of a module whose names went to two modules becomes two imports",
+        "an as import of a module whose names went to two modules imports both from the package",
         "import mylib.legacy as m\n\nVALUE = m.A, m.B\n",
-        "import mylib.a as a\nimport mylib.b as b\n\nVALUE = a.A, b.B\n",
+        "from mylib import a, b\n\nVALUE = a.A, b.B\n",
         moves=USER,
+    ),
+    _form(
+        "an as import of a module named as its new module's last name becomes a from-import",
+        "import mylib.legacy as a\n\nVALUE = a.A\n",
+        "from mylib import a\n\nVALUE = a.A\n",
+        moves=USER, exact=True,
     ),
     _form(
         "a dotted import of a module whose names went to two modules becomes two dotted imports",
@@ -747,8 +768,9 @@ def test_plain_output_passes_ruff_when_the_input_did(
 def test_compat_output_keeps_imports_sorted(
     form: Form, ruff_codes: dict[str, set[str]]
 ) -> None:
-    """A --compat output of a ruff-clean file still passes ruff's import sorting."""
-    assert ruff_codes[_file_name(form, "compat")] & {"I001", "F401", "F811"} == set()
+    """A --compat output of a ruff-clean file still passes ruff's import sorting, and writes
+    no ``import a.b as b``."""
+    assert ruff_codes[_file_name(form, "compat")] & {"I001", "F401", "F811", "PLR0402"} == set()
 
 
 # --- behaviour in fake SGLang layouts -------------------------------------------------------

@@ -107,8 +107,8 @@ CASES = {
         x = (CommittedTokens, so.HostAuxiliaryOutput, so.SamplingObserver)
         """),
         src("""\
-        import $NEW as auxiliary_output
         import $OLD as so
+        from sglang.srt.managers import auxiliary_output
 
         try:
             from $NEW import CommittedTokens
@@ -123,10 +123,10 @@ CASES = {
         import $OLD as so
 
         if TYPE_CHECKING:
-            import $NEW as auxiliary_output
+            from sglang.srt.managers import auxiliary_output
         else:
             try:
-                import $NEW as auxiliary_output
+                from sglang.srt.managers import auxiliary_output
             except ImportError:
                 import $OLD as auxiliary_output
 
@@ -150,8 +150,8 @@ CASES = {
         x = (os, CommittedTokens, so.HostAuxiliaryOutput, so.SamplingObserver)
         """),
         src("""\
-        import $NEW as auxiliary_output
         import $OLD as so
+        from sglang.srt.managers import auxiliary_output
 
         try:
             import os; from $NEW import CommittedTokens
@@ -166,10 +166,10 @@ CASES = {
         import $OLD as so
 
         if TYPE_CHECKING:
-            import $NEW as auxiliary_output
+            from sglang.srt.managers import auxiliary_output
         else:
             try:
-                import $NEW as auxiliary_output
+                from sglang.srt.managers import auxiliary_output
             except ImportError:
                 import $OLD as auxiliary_output
 
@@ -240,12 +240,12 @@ CASES = {
         from typing import TYPE_CHECKING
 
         try:
-            import $NEW as auxiliary_output
             import $OLD as so
+            from sglang.srt.managers import auxiliary_output
         except ImportError:
             import my_fallback as so
             if TYPE_CHECKING:
-                import $NEW as auxiliary_output
+                from sglang.srt.managers import auxiliary_output
             else:
                 auxiliary_output = so
         try:
@@ -271,16 +271,16 @@ CASES = {
             import $OLD as so
 
             if TYPE_CHECKING:
-                import $NEW as auxiliary_output
+                from sglang.srt.managers import auxiliary_output
             else:
                 try:
-                    import $NEW as auxiliary_output
+                    from sglang.srt.managers import auxiliary_output
                 except ImportError:
                     import $OLD as auxiliary_output
         except ImportError:
             import my_fallback as so
             if TYPE_CHECKING:
-                import $NEW as auxiliary_output
+                from sglang.srt.managers import auxiliary_output
             else:
                 auxiliary_output = so
         try:
@@ -324,12 +324,12 @@ CASES = {
 
         TYPE_CHECKING = "mine"
         try:
-            import $NEW as auxiliary_output
             import $OLD as so
+            from sglang.srt.managers import auxiliary_output
         except ImportError:
             import my_fallback as so
             if typing.TYPE_CHECKING:
-                import $NEW as auxiliary_output
+                from sglang.srt.managers import auxiliary_output
             else:
                 auxiliary_output = so
 
@@ -345,16 +345,16 @@ CASES = {
             import $OLD as so
 
             if typing.TYPE_CHECKING:
-                import $NEW as auxiliary_output
+                from sglang.srt.managers import auxiliary_output
             else:
                 try:
-                    import $NEW as auxiliary_output
+                    from sglang.srt.managers import auxiliary_output
                 except ImportError:
                     import $OLD as auxiliary_output
         except ImportError:
             import my_fallback as so
             if typing.TYPE_CHECKING:
-                import $NEW as auxiliary_output
+                from sglang.srt.managers import auxiliary_output
             else:
                 auxiliary_output = so
 
@@ -493,7 +493,7 @@ CASES = {
         src("""\
         import zlib
         import $OLD as so  # isort: skip
-        import $NEW as auxiliary_output
+        from sglang.srt.managers import auxiliary_output
         import abc
         x = (zlib, abc, auxiliary_output.CommittedTokens, so.SamplingObserver)
         """),
@@ -503,10 +503,10 @@ CASES = {
         import $OLD as so  # isort: skip
 
         if TYPE_CHECKING:
-            import $NEW as auxiliary_output
+            from sglang.srt.managers import auxiliary_output
         else:
             try:
-                import $NEW as auxiliary_output
+                from sglang.srt.managers import auxiliary_output
             except ImportError:
                 import $OLD as auxiliary_output
         import abc
@@ -675,10 +675,10 @@ CASES = {
         import $OLD
 
         if typing.TYPE_CHECKING:
-            import $NEW as auxiliary_output
+            from sglang.srt.managers import auxiliary_output
         else:
             try:
-                import $NEW as auxiliary_output
+                from sglang.srt.managers import auxiliary_output
             except ImportError:
                 import $OLD as auxiliary_output
 
@@ -716,8 +716,8 @@ CASES = {
         assert NAME == "so.CommittedTokens"
         """),
         src("""\
-        import $NEW as auxiliary_output
         import $OLD as so
+        from sglang.srt.managers import auxiliary_output
 
         keep = so.SamplingObserver
         moved = auxiliary_output.CommittedTokens
@@ -730,10 +730,10 @@ CASES = {
         import $OLD as so
 
         if TYPE_CHECKING:
-            import $NEW as auxiliary_output
+            from sglang.srt.managers import auxiliary_output
         else:
             try:
-                import $NEW as auxiliary_output
+                from sglang.srt.managers import auxiliary_output
             except ImportError:
                 import $OLD as auxiliary_output
 
@@ -799,10 +799,10 @@ CASES = {
         import $OLD
 
         if TYPE_CHECKING:
-            import $NEW as auxiliary_output
+            from sglang.srt.managers import auxiliary_output
         else:
             try:
-                import $NEW as auxiliary_output
+                from sglang.srt.managers import auxiliary_output
             except ImportError:
                 import $OLD as auxiliary_output
 
@@ -1036,8 +1036,8 @@ CASES = {
         keep = so.SamplingObserver
         """),
         src("""\
-        import $NEW as auxiliary_output
         import $OLD as so
+        from sglang.srt.managers import auxiliary_output
 
         a = (auxiliary_output  # comment
              ).CommittedTokens
@@ -1049,10 +1049,10 @@ CASES = {
         import $OLD as so
 
         if TYPE_CHECKING:
-            import $NEW as auxiliary_output
+            from sglang.srt.managers import auxiliary_output
         else:
             try:
-                import $NEW as auxiliary_output
+                from sglang.srt.managers import auxiliary_output
             except ImportError:
                 import $OLD as auxiliary_output
 
@@ -1196,7 +1196,7 @@ CASES = {
         staying()
         """),
         src("""\
-        import $NEW as auxiliary_output
+        from sglang.srt.managers import auxiliary_output
 
 
         def staying():
@@ -1212,10 +1212,10 @@ CASES = {
         from typing import TYPE_CHECKING
 
         if TYPE_CHECKING:
-            import $NEW as auxiliary_output
+            from sglang.srt.managers import auxiliary_output
         else:
             try:
-                import $NEW as auxiliary_output
+                from sglang.srt.managers import auxiliary_output
             except ImportError:
                 import $OLD as auxiliary_output
 
@@ -1249,7 +1249,7 @@ CASES = {
 
 
         def moved():
-            import $NEW as auxiliary_output
+            from sglang.srt.managers import auxiliary_output
 
             return auxiliary_output.CommittedTokens
 
@@ -1265,10 +1265,10 @@ CASES = {
 
         def moved():
             if TYPE_CHECKING:
-                import $NEW as auxiliary_output
+                from sglang.srt.managers import auxiliary_output
             else:
                 try:
-                    import $NEW as auxiliary_output
+                    from sglang.srt.managers import auxiliary_output
                 except ImportError:
                     import $OLD as auxiliary_output
 
@@ -1298,7 +1298,7 @@ CASES = {
         """),
         src("""\
         def moved():
-            import $NEW as auxiliary_output
+            from sglang.srt.managers import auxiliary_output
 
             return auxiliary_output.CommittedTokens
 
@@ -1318,10 +1318,10 @@ CASES = {
 
         def moved():
             if TYPE_CHECKING:
-                import $NEW as auxiliary_output
+                from sglang.srt.managers import auxiliary_output
             else:
                 try:
-                    import $NEW as auxiliary_output
+                    from sglang.srt.managers import auxiliary_output
                 except ImportError:
                     import $OLD as auxiliary_output
 
@@ -1369,10 +1369,10 @@ CASES = {
         from typing import TYPE_CHECKING
 
         if TYPE_CHECKING:
-            import $NEW as auxiliary_output
+            from sglang.srt.managers import auxiliary_output
         else:
             try:
-                import $NEW as auxiliary_output
+                from sglang.srt.managers import auxiliary_output
             except ImportError:
                 import $OLD as auxiliary_output
 
@@ -1401,7 +1401,7 @@ CASES = {
         moved = so.CommittedTokens
         """),
         src("""\
-        import $NEW as auxiliary_output
+        from sglang.srt.managers import auxiliary_output
 
 
         class Holder:
@@ -1416,10 +1416,10 @@ CASES = {
         from typing import TYPE_CHECKING
 
         if TYPE_CHECKING:
-            import $NEW as auxiliary_output
+            from sglang.srt.managers import auxiliary_output
         else:
             try:
-                import $NEW as auxiliary_output
+                from sglang.srt.managers import auxiliary_output
             except ImportError:
                 import $OLD as auxiliary_output
 
@@ -1819,7 +1819,7 @@ def test_each_output_runs_where_it_should(
 
 # --- ruff and mypy see nothing new ------------------------------------------------------------
 
-RUFF_CODES = "F401,F811,F821,I001"
+RUFF_CODES = "F401,F811,F821,I001,PLR0402"
 NOTHING_NEW = {variant: Counter[str]() for variant in VARIANTS}
 
 
@@ -1850,7 +1850,8 @@ LINTED = [case for case in CASES if "ruff" in CASES[case].checks]
 @pytest.mark.parametrize("case", LINTED, ids=LINTED)
 def test_ruff_finds_no_new_unused_undefined_or_redefined_name(
         case: str, ruff_counts: dict[str, Counter[str]]) -> None:
-    """Neither output has an F401, F811, F821 or I001 the input did not have."""
+    """Neither output has an F401, F811, F821, I001 or PLR0402 (``import a.b as b``) the
+    input did not have."""
     number = list(CASES).index(case)
     before = ruff_counts[_stem("case", number, "input")]
     assert {variant: ruff_counts[_stem("case", number, variant)] - before

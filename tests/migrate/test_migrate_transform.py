@@ -155,15 +155,15 @@ CHANGES = {
         x = so.CommittedTokens
         """,
     ),
-    "import old as m also used for a staying name gets a second as-import": (
+    "import old as m also used for a staying name gets a from-import of the new module": (
         f"""\
         import {OLD} as so
 
         x = so.CommittedTokens, so.SamplingObserver
         """,
         f"""\
-        import {NEW} as auxiliary_output
         import {OLD} as so
+        from sglang.srt.managers import auxiliary_output
 
         x = auxiliary_output.CommittedTokens, so.SamplingObserver
         """,
@@ -222,8 +222,8 @@ CHANGES = {
         def f(x: "so.CommittedTokens") -> "so.SamplingObserver": ...
         """,
         f"""\
-        import {NEW} as auxiliary_output
         import {OLD} as so
+        from sglang.srt.managers import auxiliary_output
 
         def f(x: "auxiliary_output.CommittedTokens") -> "so.SamplingObserver": ...
         """,

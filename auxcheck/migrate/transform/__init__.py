@@ -12,13 +12,22 @@ ImportError: old`` instead (type checkers see the new layout, the interpreter im
 whichever it finds), and dotted string targets name the module found at import time. :func:`migrate_source` runs it and
 never raises: it returns a result saying whether the text changed, or why it failed.
 
-The package's modules, the codemod class's parts from the bottom up: ``nodes`` (what an
-import statement says), ``layout`` (commas, comments and blank lines), ``plan`` (the state
-and the names the rewrite gives), ``writing`` (statements as the style writes them),
-``compat`` (the ``try`` blocks), ``placing`` (where an added import goes), ``statements``
-(statement lists, each import split), ``module_top`` (what the module's top gains),
-``rewriter`` and ``strings`` (the tree pass beyond top-level imports) and ``codemod``
-(:class:`MigrateImportsCommand` and :func:`migrate_source`).
+The command is composed the way LibCST's own codemods compose visitors: small
+collaborators, no state shared through inheritance. Every one receives the one read-only
+:class:`~.state.RewriteInputs` (the moves, the scan's analysis, the style, ``--compat``...)
+and the collaborators it calls; what each writes is its own. The modules, from the bottom
+up: ``nodes`` (what an import statement says), ``layout`` (commas, comments and blank
+lines), ``state`` (the inputs, and :class:`~.state.ListContext`, where one statement list
+stands, made for that list and passed down), ``plan`` (:class:`~.plan.ImportPlan`, the names
+the rewrite gives, and their only writer), ``writing`` (:class:`~.writing.StatementWriter`,
+statements as the style writes them), ``compat`` (:class:`~.compat.CompatWriter`, the
+``try`` blocks), ``placing`` (:class:`~.placing.ImportPlacer`, where an added import goes),
+``statements`` (:class:`~.statements.StatementRewriter`, statement lists, each import
+split), ``module_top`` (:class:`~.module_top.ModuleTopEditor`, what the module's top
+gains), ``strings`` (:class:`~.strings.StringRewriter`, dotted targets in strings),
+``rewriter`` (:class:`~.rewriter.TreeRewriter`, the tree pass beyond top-level imports,
+which keeps its own place in the tree and calls the others) and ``codemod``
+(:class:`MigrateImportsCommand`, which builds them, and :func:`migrate_source`).
 """
 
 from __future__ import annotations

@@ -8,6 +8,7 @@ from typing import Literal
 
 import libcst as cst
 from libcst.codemod import (
+    Codemod,
     CodemodContext,
     TransformExit,
     TransformFailure,
@@ -19,9 +20,16 @@ from libcst.codemod import transform_module as run_codemod
 from auxcheck.migrate.moves import MoveTable
 from auxcheck.migrate.scan import Analysis, analyze, is_defining_module, package_of
 from auxcheck.migrate.style import ImportStyle
-from auxcheck.migrate.transform.module_top import ModuleTop
+from auxcheck.migrate.transform.compat import CompatWriter
+from auxcheck.migrate.transform.module_top import ModuleTopEditor
 from auxcheck.migrate.transform.nodes import keeps_import_order
-from auxcheck.migrate.transform.strings import Rewriter
+from auxcheck.migrate.transform.placing import ImportPlacer
+from auxcheck.migrate.transform.plan import ImportPlan
+from auxcheck.migrate.transform.rewriter import TreeRewriter
+from auxcheck.migrate.transform.state import RewriteInputs
+from auxcheck.migrate.transform.statements import StatementRewriter
+from auxcheck.migrate.transform.strings import StringRewriter
+from auxcheck.migrate.transform.writing import StatementWriter
 
 __all__ = ["MigrateImportsCommand", "MigrationResult", "finish", "migrate_source"]
 
@@ -36,17 +44,34 @@ class MigrationResult:
     analysis: Analysis | None = None
 
 
-class MigrateImportsCommand(ModuleTop):
+class MigrateImportsCommand(Codemod):
     """Rewrites uses of moved names' old modules to their new modules, in one pass.
 
-    Its parts, each on the one before: :class:`~.plan.ImportPlan` (the state and the
-    names), :class:`~.writing.StatementWriter`, :class:`~.compat.CompatBlocks`,
-    :class:`~.placing.ImportPlacer`, :class:`~.statements.StatementRewriter` and
-    :class:`~.module_top.ModuleTop`; :class:`~.strings.Rewriter` walks the tree.
+    It composes small collaborators, as LibCST's own codemods compose visitors, each given
+    the one :class:`~.state.RewriteInputs` (read-only) and the collaborators it calls: the
+    :class:`~.plan.ImportPlan` (the names; their only writer), the
+    :class:`~.writing.StatementWriter`, the :class:`~.compat.CompatWriter`, the
+    :class:`~.placing.ImportPlacer`, the :class:`~.statements.StatementRewriter`, the
+    :class:`~.module_top.ModuleTopEditor` and the :class:`~.strings.StringRewriter`;
+    :class:`~.rewriter.TreeRewriter` walks the tree and calls them.
     """
 
     DESCRIPTION = ("Point imports, module-attribute uses and dotted string targets of names "
                    "SGLang moved at their new module, in the project's import style.")
+
+    def __init__(self, context: CodemodContext, *, moves: MoveTable, analysis: Analysis,
+                 package: str | None = None, compat: bool = False,
+                 style: ImportStyle | None = None, keep_order: bool = False) -> None:
+        super().__init__(context)
+        self.inputs = RewriteInputs.of(moves=moves, analysis=analysis, package=package,
+                                       compat=compat, style=style, keep_order=keep_order)
+        self.plan = ImportPlan(self.inputs)
+        writer = StatementWriter(self.inputs)
+        self.blocks = CompatWriter(self.inputs, self.plan, writer)
+        placer = ImportPlacer(self.inputs, writer, self.blocks)
+        self.statements = StatementRewriter(self.inputs, self.plan, placer)
+        self.top = ModuleTopEditor(self.inputs, self.plan, writer)
+        self.strings = StringRewriter(self.inputs, self.plan)
 
     def transform_module(self, tree: cst.Module) -> cst.Module:
         """Returns the rewritten module (no metadata: MetadataWrapper would deep-copy it)."""
@@ -54,9 +79,12 @@ class MigrateImportsCommand(ModuleTop):
 
     def transform_module_impl(self, tree: cst.Module) -> cst.Module:
         """Returns ``tree`` with every fixable use of an old module rewritten."""
-        if not self.analysis.deep:
-            return tree.with_changes(body=self.finish_module(self.rewrite_body(tree.body, "")))
-        return tree.visit(Rewriter(self))
+        if not self.inputs.analysis.deep:
+            return tree.with_changes(body=self.top.finish(
+                self.statements.rewrite_body(tree.body, "")))
+        return tree.visit(TreeRewriter(self.inputs, self.plan, statements=self.statements,
+                                       blocks=self.blocks, strings=self.strings,
+                                       top=self.top))
 
 
 def migrate_source(text: str, *, moves: MoveTable, module: str | None = None,

@@ -24,26 +24,35 @@ from auxcheck.migrate.transform.nodes import (
     module_text,
     single_import,
 )
-from auxcheck.migrate.transform.statements import StatementRewriter
+from auxcheck.migrate.transform.plan import ImportPlan
+from auxcheck.migrate.transform.state import RewriteInputs
+from auxcheck.migrate.transform.writing import StatementWriter
 
-__all__ = ["ModuleTop"]
+__all__ = ["ModuleTopEditor"]
 
 
-class ModuleTop(StatementRewriter):
-    """Adds what the rewrite needs at the module's top, after every statement list is done."""
+class ModuleTopEditor:
+    """Adds what the rewrite needs at the module's top, after every statement list is done
+    (what the plan gave, written by the statement writer)."""
 
-    def finish_module(self, body: list[cst.BaseStatement]) -> list[cst.BaseStatement]:
+    def __init__(self, inputs: RewriteInputs, plan: ImportPlan,
+                 writer: StatementWriter) -> None:
+        self.inputs = inputs
+        self.plan = plan
+        self.writer = writer
+
+    def finish(self, body: list[cst.BaseStatement]) -> list[cst.BaseStatement]:
         """Returns the module body with what the rewrite needs at its top: the imports of
         the modules rewritten type-expression strings name, the constants naming the
         modules found at import time (--compat), and the ``TYPE_CHECKING`` import, which
         comes before its first use."""
-        self.local_guard = None
         body = self._add_type_imports(body)
-        if self.constants:
+        constants = self.plan.constants
+        if constants:
             at = min([_import_region_end(body), *(_first_use(body, name)
-                                                  for name in self.constants.values())])
+                                                  for name in constants.values())])
             chosen = [self._constant_statement(old, new, name)
-                      for (old, new), name in self.constants.items()]
+                      for (old, new), name in constants.items()]
             body = _inserted(body, at, chosen)
         return self._resolve_guards(self._drop_unused_packages(body))
 
@@ -52,9 +61,9 @@ class ModuleTop(StatementRewriter):
         --compat, uses of a dotted old module (``sglang.srt.x.X``) become uses of a name of
         their own, and an ``import sglang`` they alone used would be left to ruff's F401.
         (Importing the package has no effect the rewritten import lacks.)"""
-        heads = {owner.partition(".")[0] for owner, targets in self.plan.items()
+        heads = {owner.partition(".")[0] for owner, targets in self.plan.given.items()
                  if "." in owner and any(text != owner for text in targets.values())}
-        if not self.compat or not heads:
+        if not self.inputs.compat or not heads:
             return body
         unused = {head for head in heads if not _reads(body, head)}
         return [stmt for stmt in body if _plain_import_of(stmt) not in unused]
@@ -62,7 +71,7 @@ class ModuleTop(StatementRewriter):
     def _resolve_guards(self, body: list[cst.BaseStatement]) -> list[cst.BaseStatement]:
         """Returns ``body`` with each placeholder flag named (:mod:`.guards`), importing
         the flag before the first statement none of the module's own bindings serves."""
-        if not self.pending_guards:
+        if not self.plan.pending_guards:
             return body
         states = module_guards(body)
         first: int | None = None
@@ -71,14 +80,14 @@ class ModuleTop(StatementRewriter):
             if isinstance(stmt, cst.SimpleStatementLine) or PLACEHOLDER not in \
                     EMPTY.code_for_node(stmt):
                 continue
-            resolver = GuardResolver(states[i], states[-1], self.guard_spelling)
+            resolver = GuardResolver(states[i], states[-1], self.plan.guard_spelling)
             named = stmt.visit(resolver)
             if isinstance(named, cst.BaseStatement):
                 body[i] = named
             if resolver.used_added and first is None:
                 first = i
-        if first is not None and self.guard is not None:
-            kind, module, name = self.guard
+        if first is not None and self.plan.guard is not None:
+            kind, module, name = self.plan.guard
             body = self._add_import(body, kind, module, name, limit=first)
         return body
 
@@ -86,15 +95,17 @@ class ModuleTop(StatementRewriter):
         """Returns ``body`` importing each new module a type-expression string now names
         that no import binds: ``import new`` where the style puts it, or in --compat
         under ``if TYPE_CHECKING:`` (only type checkers read those strings)."""
-        modules = sorted(self.analysis.type_imports)
+        modules = sorted(self.inputs.analysis.type_imports)
         if not modules:
             return body
-        if not self.compat:
+        if not self.inputs.compat:
             for module in modules:
                 body = self._add_import(body, "import", module, None)
             return body
-        lines = "".join(f"    {_style.render_import(self.style, m, None)}\n" for m in modules)
-        block = cst.parse_statement(f"if {self.type_checking_name()}:\n{lines}")
+        lines = "".join(f"    {_style.render_import(self.inputs.style, m, None)}\n"
+                        for m in modules)
+        # The module's top is no statement list's: the flag is named once the module is whole.
+        block = cst.parse_statement(f"if {self.plan.type_checking_name(None)}:\n{lines}")
         return _inserted(body, _import_region_end(body), [block])
 
     @staticmethod
@@ -107,21 +118,22 @@ class ModuleTop(StatementRewriter):
                     name: str | None, *, limit: int | None = None) -> list[cst.BaseStatement]:
         """Returns ``body`` with ``from module import name`` (or ``import module [as
         name]``) where the style puts it among the leading imports before ``limit``."""
-        self.frozen = frozen_statements(body, whole=self.keep_order)
+        frozen = frozenset(frozen_statements(body, whole=self.inputs.keep_order))
         end = _import_region_end(body) if limit is None else min(_import_region_end(body),
                                                                   limit)
+        style = self.inputs.style
         if kind == "from" and name is not None:
-            merged = self._merged_into(body, end, module, name)
+            merged = self._merged_into(body, end, module, name, frozen)
             if merged is not None:
                 return merged
-            text = _style.render_from(self.style, 0, module, [(name, None)])[0]
+            text = _style.render_from(style, 0, module, [(name, None)])[0]
         else:
-            text = _style.render_import(self.style, module, name)
+            text = _style.render_import(style, module, name)
         new = parse_line(text)
-        key = self.statement_key(new)
+        key = self.writer.statement_key(new)
         assert key is not None
-        ordered = [(i, k) for i in range(end) if i not in self.frozen
-                   and (k := self.statement_key(body[i])) is not None]
+        ordered = [(i, k) for i in range(end) if i not in frozen
+                   and (k := self.writer.statement_key(body[i])) is not None]
         before = [(i, k) for i, k in ordered if k < key]
         after = next(((i, k) for i, k in ordered if k > key), None)
         if before and before[-1][1][0] == key[0]:  # the end of its own section's block
@@ -140,18 +152,19 @@ class ModuleTop(StatementRewriter):
         return [*body[:at], new, *body[at:]]
 
     def _merged_into(self, body: list[cst.BaseStatement], end: int, module: str,
-                     name: str) -> list[cst.BaseStatement] | None:
+                     name: str, frozen: frozenset[int]) -> list[cst.BaseStatement] | None:
         """Returns ``body`` with ``name`` joined to a ``from module import`` among its
-        first ``end`` statements, as the style writes them; None when there is none."""
+        first ``end`` statements (but the ``frozen`` ones), as the style writes them; None
+        when there is none."""
         slots: list[list[cst.BaseStatement]] = [[stmt] for stmt in body]
-        if end and self._regroup(slots, end - 1, 0, module, [(name, None)], ""):
+        if end and self.writer.regroup(slots, end - 1, 0, module, [(name, None)], "", frozen):
             return [stmt for slot in slots for stmt in slot]
         for i in range(end):
             node = single_import(body[i])
-            if (i not in self.frozen and isinstance(node, cst.ImportFrom) and not node.relative
-                    and module_text(node) == module and self._merge_target(
+            if (i not in frozen and isinstance(node, cst.ImportFrom) and not node.relative
+                    and module_text(node) == module and self.writer.merge_target(
                         node, Addition("from", 0, module, [(name, None)], i))):
-                body[i] = self._merged(body[i], node, [(name, None)], "")
+                body[i] = self.writer.merged(body[i], node, [(name, None)], "")
                 return body
         return None
 

@@ -14,7 +14,7 @@ from auxcheck._core.pyast import IMPORT_ERROR_CATCHERS
 
 __all__ = ["EMPTY", "Addition", "Fallback", "Kind", "Names", "alias_items", "catches_import_error",
            "ends_block", "frozen_statements", "has_comment", "has_magic_comma", "is_type_checking",
-           "keeps_import_order", "last_name", "module_text", "single_import", "starts_block",
+           "keeps_import_order", "last_name", "module_binding", "module_text", "single_import", "starts_block",
            "type_checking_bound"]
 
 
@@ -64,6 +64,16 @@ def single_import(stmt: cst.BaseStatement) -> cst.Import | cst.ImportFrom | None
         if isinstance(small, (cst.Import, cst.ImportFrom)):
             return small
     return None
+
+
+def module_binding(module: str, alias: str | None) -> Fallback:
+    """Returns how to write ``import module as alias`` as ruff and pylint would have it:
+    ``from parent import last`` when ``alias`` is the module's last name (PLR0402 flags
+    ``import a.b as b``), else the import itself; as (kind, level, module text, name)."""
+    parent, _, last = module.rpartition(".")
+    if parent and alias == last:
+        return ("from", 0, parent, (last, None))
+    return ("import", 0, module, (module, alias))
 
 
 def module_text(node: cst.ImportFrom) -> str:

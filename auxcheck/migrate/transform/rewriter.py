@@ -1,4 +1,9 @@
-"""The tree pass beyond top-level imports: nested blocks, ``try``, attributes, string roles."""
+"""The tree pass beyond top-level imports: nested blocks, ``try``, attributes, strings' roles.
+
+:class:`TreeRewriter` keeps its own place in the tree (the scopes, indents and string roles
+around) and passes it to the collaborators it calls: the statement rewriter for each block it
+leaves, the compat writer for the handlers of each ``try``, the string rewriter for each
+string, the module-top editor at the end."""
 
 from __future__ import annotations
 
@@ -15,28 +20,42 @@ from auxcheck.migrate.scan import (
     is_new_then_old_fallback,
     subscript_roles,
 )
-from auxcheck.migrate.transform.module_top import ModuleTop
+from auxcheck.migrate.transform.compat import CompatWriter
+from auxcheck.migrate.transform.module_top import ModuleTopEditor
 from auxcheck.migrate.transform.nodes import (
     alias_items,
     catches_import_error,
     is_type_checking,
     last_name,
 )
+from auxcheck.migrate.transform.plan import ImportPlan
+from auxcheck.migrate.transform.state import RewriteInputs
+from auxcheck.migrate.transform.statements import StatementRewriter
+from auxcheck.migrate.transform.strings import StringRewriter, concatenated
 
 __all__ = ["TreeRewriter"]
 
 
 _NodeT = TypeVar("_NodeT", bound=cst.CSTNode)
+_TryT = TypeVar("_TryT", cst.Try, cst.TryStar)
 
 
 class TreeRewriter(cst.CSTTransformer):
-    """The tree pass's state and every node but strings: blocks rewritten as they are left,
-    ``try`` statements, attributes of old modules, and the role each string is read in."""
+    """The single tree pass used when work lies beyond top-level import statements: blocks
+    rewritten as they are left, ``try`` statements, attributes of old modules, and each
+    string rewritten in the role it is read in."""
 
-    def __init__(self, command: ModuleTop) -> None:
+    def __init__(self, inputs: RewriteInputs, plan: ImportPlan, *,
+                 statements: StatementRewriter, blocks: CompatWriter,
+                 strings: StringRewriter, top: ModuleTopEditor) -> None:
         super().__init__()
-        self.command = command
-        self.analysis = command.analysis
+        self.inputs = inputs
+        self.plan = plan
+        self.statements = statements
+        self.blocks = blocks
+        self.strings = strings
+        self.top = top
+        self.analysis = inputs.analysis
         self.indents: list[str] = []
         self.type_checking: list[bool] = []
         """Per indented block: whether it runs only for type checkers (``if TYPE_CHECKING:``)."""
@@ -81,7 +100,7 @@ class TreeRewriter(cst.CSTTransformer):
 
     def visit_Try(self, node: cst.Try | cst.TryStar) -> bool:
         catches = any(catches_import_error(h) for h in node.handlers)
-        if is_new_then_old_fallback(catches, self._imported(node.body), self.command.moves):
+        if is_new_then_old_fallback(catches, self._imported(node.body), self.inputs.moves):
             self.quiet.update(id(handler) for handler in node.handlers)
         return True
 
@@ -95,7 +114,7 @@ class TreeRewriter(cst.CSTTransformer):
             for small in smalls:
                 if isinstance(small, cst.Import):
                     yield from (name for name, _ in alias_items(small.names))
-                elif isinstance(small, cst.ImportFrom) and (module := self.command._resolve(
+                elif isinstance(small, cst.ImportFrom) and (module := self.plan.resolve(
                         small)) is not None:
                     yield module
                     if isinstance(small.names, Sequence):
@@ -110,20 +129,19 @@ class TreeRewriter(cst.CSTTransformer):
         """Returns the ``try`` with each name the rewrite bound in its body bound in its
         import-error handlers too, to what the handler binds the user's alias to
         (``except ImportError: import fallback as so`` then ``auxiliary_output = so``)."""
-        renamed = self.command.renamed_in(original_node.body)
-        if not renamed:
-            return updated_node
-        handlers = [self.command.rebound(handler, renamed)
-                    for handler in updated_node.handlers]
-        return updated_node.with_changes(handlers=handlers)
+        return self._rebound(original_node, updated_node)
 
     def leave_TryStar(self, original_node: cst.TryStar,
                       updated_node: cst.TryStar) -> cst.TryStar:
         """Returns the ``try``/``except*`` with the new names bound in its handlers too."""
-        renamed = self.command.renamed_in(original_node.body)
+        return self._rebound(original_node, updated_node)
+
+    def _rebound(self, original_node: _TryT, updated_node: _TryT) -> _TryT:
+        renamed = self.blocks.renamed_in(original_node.body, self.scopes[-1])
         if not renamed:
             return updated_node
-        handlers = [self.command.rebound(handler, renamed)
+        guard = self.statements.last_guard
+        handlers = [self.blocks.rebound(handler, renamed, guard)
                     for handler in updated_node.handlers]
         return updated_node.with_changes(handlers=handlers)
 
@@ -133,7 +151,6 @@ class TreeRewriter(cst.CSTTransformer):
         # The imports of its body bind names there (:attr:`Analysis.binding_scopes`).
         self.defined += 1
         self.scopes.append(self.defined)
-        self.command.scope = self.defined
 
     visit_ClassDef = visit_FunctionDef
 
@@ -149,7 +166,6 @@ class TreeRewriter(cst.CSTTransformer):
 
     def _leave_scope(self) -> None:
         self.scopes.pop()
-        self.command.scope = self.scopes[-1]
 
     # -- blocks -------------------------------------------------------------------------------
 
@@ -164,30 +180,30 @@ class TreeRewriter(cst.CSTTransformer):
         self.checking = False
 
     def _compat(self) -> bool:
-        return self.command.compat and not (self.type_checking and self.type_checking[-1])
+        return self.inputs.compat and not (self.type_checking and self.type_checking[-1])
 
     def leave_SimpleStatementSuite(self, original_node: cst.SimpleStatementSuite,
                                    updated_node: cst.SimpleStatementSuite) -> cst.BaseSuite:
         checking, self.checking = self.checking, False
-        block = self.command.expand_suite(updated_node)
+        block = self.statements.expand_suite(updated_node, self.scopes[-1])
         if not isinstance(block, cst.IndentedBlock):
             return block
         outer = self.indents[-1] if self.indents else ""
         compat = self._compat() and not checking
-        return block.with_changes(body=self.command.rewrite_body(block.body, outer + "    ",
-                                                                 compat=compat))
+        return block.with_changes(body=self.statements.rewrite_body(
+            block.body, outer + "    ", scope=self.scopes[-1], compat=compat))
 
     def leave_IndentedBlock(self, original_node: cst.IndentedBlock,
                             updated_node: cst.IndentedBlock) -> cst.IndentedBlock:
         compat = self._compat()
         indent = self.indents.pop()
         self.type_checking.pop()
-        return updated_node.with_changes(
-            body=self.command.rewrite_body(updated_node.body, indent, compat=compat))
+        return updated_node.with_changes(body=self.statements.rewrite_body(
+            updated_node.body, indent, scope=self.scopes[-1], compat=compat))
 
     def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
-        body = self.command.rewrite_body(updated_node.body, "")
-        return updated_node.with_changes(body=self.command.finish_module(body))
+        body = self.statements.rewrite_body(updated_node.body, "", scope=self.scopes[-1])
+        return updated_node.with_changes(body=self.top.finish(body))
 
     # -- attributes ---------------------------------------------------------------------------
 
@@ -199,8 +215,8 @@ class TreeRewriter(cst.CSTTransformer):
         old = self.analysis.aliases.get(owner)
         if old is None and owner in self.analysis.dotted:
             old = owner
-        new = self.command.moved.get(old or "", {}).get(updated_node.attr.value)
-        text = self.command.plan.get(owner, {}).get(new or "")
+        new = self.inputs.moved.get(old or "", {}).get(updated_node.attr.value)
+        text = self.plan.given.get(owner, {}).get(new or "")
         if text is None or text == owner:
             return updated_node
         value = updated_node.value  # its parentheses, and a comment inside them, stay
@@ -244,3 +260,38 @@ class TreeRewriter(cst.CSTTransformer):
 
     def visit_MatchMappingElement(self, node: cst.MatchMappingElement) -> None:
         self._mark(node.key, "value")
+
+    # -- strings (:class:`~.strings.StringRewriter` rewrites them) -----------------------------
+
+    def visit_ConcatenatedString(self, node: cst.ConcatenatedString) -> None:
+        if id(node) not in self.pieces:  # the whole string: its pieces go with it
+            self.pieces.update(id(piece) for piece in concatenated(node))
+
+    def leave_ConcatenatedString(self, original_node: cst.ConcatenatedString,
+                                 updated_node: cst.ConcatenatedString) -> cst.BaseExpression:
+        return self._string(original_node, updated_node)
+
+    def leave_SimpleString(self, original_node: cst.SimpleString,
+                           updated_node: cst.SimpleString) -> cst.BaseExpression:
+        return self._string(original_node, updated_node)
+
+    def leave_FormattedString(self, original_node: cst.FormattedString,
+                              updated_node: cst.FormattedString) -> cst.BaseExpression:
+        return self._string(original_node, updated_node)
+
+    def leave_FormattedStringExpression(
+            self, original_node: cst.FormattedStringExpression,
+            updated_node: cst.FormattedStringExpression) -> cst.FormattedStringExpression:
+        return self.strings.format_spec(updated_node, field=self._field())
+
+    def _string(self, original_node: cst.SimpleString | cst.FormattedString
+                | cst.ConcatenatedString, updated_node: cst.SimpleString
+                | cst.FormattedString | cst.ConcatenatedString) -> cst.BaseExpression:
+        if id(original_node) in self.pieces:  # rewritten with its concatenation
+            return updated_node
+        return self.strings.string(updated_node, self.roles[-1], field=self._field())
+
+    def _field(self) -> bool:
+        """Returns whether a target in a string here names the module found at import time
+        (a runtime string in --compat code)."""
+        return self._compat() and self.roles[-1] == "runtime"

@@ -9,84 +9,66 @@ from typing import NamedTuple
 
 import libcst as cst
 
-from auxcheck.migrate.scan import rewrite_string, string_targets
+from auxcheck.migrate.scan import StringRole, rewrite_string, string_targets
 from auxcheck.migrate.transform.nodes import EMPTY
-from auxcheck.migrate.transform.rewriter import TreeRewriter
+from auxcheck.migrate.transform.plan import ImportPlan
+from auxcheck.migrate.transform.state import RewriteInputs
 
-__all__ = ["Rewriter"]
+__all__ = ["StringRewriter", "concatenated"]
 
 
-class Rewriter(TreeRewriter):
-    """The single tree pass used when work lies beyond top-level import statements
-    (:class:`TreeRewriter`), with the strings."""
+class StringRewriter:
+    """Rewrites the dotted targets of one string (a literal, an f-string or a concatenation
+    of them) in the role the tree pass read it in; --compat's constants come from the plan."""
 
-    def visit_ConcatenatedString(self, node: cst.ConcatenatedString) -> None:
-        if id(node) not in self.pieces:  # the whole string: its pieces go with it
-            self.pieces.update(id(piece) for piece in _concatenated(node))
+    def __init__(self, inputs: RewriteInputs, plan: ImportPlan) -> None:
+        self.inputs = inputs
+        self.plan = plan
 
-    def leave_ConcatenatedString(self, original_node: cst.ConcatenatedString,
-                                 updated_node: cst.ConcatenatedString) -> cst.BaseExpression:
-        if id(original_node) in self.pieces:
-            return updated_node
-        return self._string(updated_node)
-
-    def leave_SimpleString(self, original_node: cst.SimpleString,
-                           updated_node: cst.SimpleString) -> cst.BaseExpression:
-        if id(original_node) in self.pieces:
-            return updated_node
-        return self._string(updated_node)
-
-    def leave_FormattedString(self, original_node: cst.FormattedString,
-                              updated_node: cst.FormattedString) -> cst.BaseExpression:
-        if id(original_node) in self.pieces:
-            return updated_node
-        return self._string(updated_node)
-
-    def leave_FormattedStringExpression(
-            self, original_node: cst.FormattedStringExpression,
-            updated_node: cst.FormattedStringExpression) -> cst.FormattedStringExpression:
-        spec = updated_node.format_spec
+    def format_spec(self, node: cst.FormattedStringExpression, *,
+                    field: bool) -> cst.FormattedStringExpression:
+        """Returns an f-string's field with each fixable target of its format spec
+        rewritten (naming the module found at import time when ``field``)."""
+        spec = node.format_spec
         if spec is None:
-            return updated_node
+            return node
         texts = [p.value if isinstance(p, cst.FormattedStringText) else None for p in spec]
         edits = [_Edit(t.part, t.start, t.end, t.old, t.new)
-                 for t in string_targets(texts, self.command.moves) if t.verdict == "fix"]
-        parts = self._edited_parts(spec, edits)
-        return updated_node if parts is None else updated_node.with_changes(format_spec=parts)
+                 for t in string_targets(texts, self.inputs.moves) if t.verdict == "fix"]
+        parts = self._edited_parts(spec, edits, field=field)
+        return node if parts is None else node.with_changes(format_spec=parts)
 
-    def _string(self, node: _String) -> cst.BaseExpression:
-        """Returns a whole string (a literal, an f-string or a concatenation of them) with
-        each target the scan calls fixable rewritten: in --compat, a runtime target names
-        the module found at import time; type expressions and values are plain text."""
+    def string(self, node: _String, role: StringRole, *, field: bool) -> cst.BaseExpression:
+        """Returns a whole string with each target the scan calls fixable rewritten: where
+        ``field`` (a runtime string in --compat), a target names the module found at import
+        time; type expressions and values are plain text."""
         code = EMPTY.code_for_node(node.with_changes(lpar=(), rpar=()))
-        role = self.roles[-1]
         if role == "type" and isinstance(node, cst.SimpleString):
             return self._type_string(node, code)
-        if not any(top in code for top in self.command.tops):
+        if not any(top in code for top in self.inputs.tops):
             return node
         parts = _string_parts(code)
         if parts is None:
             return node
-        targets = string_targets(parts, self.command.moves, code)
+        targets = string_targets(parts, self.inputs.moves, code)
         edits = [_Edit(-1, t.at, t.at + len(t.old), t.old, t.new)
                  for t in targets if t.verdict == "fix" and t.at >= 0]
         if not edits:
             return node
-        field = self._compat() and role == "runtime"
         return _rebuilt(node, {id(piece): new for piece, new in self._pieces_edited(
             node, edits, field=field)})
 
     def _type_string(self, node: cst.SimpleString, code: str) -> cst.BaseExpression:
         """Returns a type-expression string rewritten plainly: ``m.X`` through a module
         alias and ``old.X`` through ``import old`` become what the rewrite binds."""
-        parts = _string_parts(code) if any(top in code for top in self.command.tops) else []
+        parts = _string_parts(code) if any(top in code for top in self.inputs.tops) else []
         if parts is None or any(t.verdict != "fix" for t in string_targets(
-                parts, self.command.moves, code)) or "b" in node.prefix.lower():
+                parts, self.inputs.moves, code)) or "b" in node.prefix.lower():
             return node
         value, quote, prefix = node.value, node.quote, node.prefix
         body = value[len(prefix) + len(quote):len(value) - len(quote)]
-        new = rewrite_string(body, self.command.moves, self.analysis.aliases,
-                             self.command.type_replacements, annotation=True)
+        new = rewrite_string(body, self.inputs.moves, self.inputs.analysis.aliases,
+                             self.plan.type_replacements, annotation=True)
         if new is None:
             return node
         return node.with_changes(value=value[:len(prefix) + len(quote)] + new
@@ -130,7 +112,7 @@ class Rewriter(TreeRewriter):
             literal = body[last:start]
             if field:
                 literal = _brace_escaped(literal, raw="r" in prefix.lower())
-                pieces += [literal, "{" + self.command.constant_for(edit.old, edit.new) + "}"]
+                pieces += [literal, "{" + self.plan.constant_for(edit.old, edit.new) + "}"]
             else:
                 pieces += [literal, edit.new]
             last = end
@@ -142,19 +124,18 @@ class Rewriter(TreeRewriter):
         return cst.parse_expression(f"{fprefix}{quote}{''.join(pieces)}{quote}")
 
     def _edited_parts(self, parts: Sequence[cst.BaseFormattedStringContent],
-                      edits: Sequence[_Edit], *, field: bool | None = None
+                      edits: Sequence[_Edit], *, field: bool
                       ) -> list[cst.BaseFormattedStringContent] | None:
         """Returns an f-string's parts with each edit (placed in one literal part) applied;
         None if there is none."""
         if not edits:
             return None
-        field = (self._compat() and self.roles[-1] == "runtime") if field is None else field
         rewritten = list(parts)
         for edit in sorted(edits, key=lambda e: (e.part, e.start), reverse=True):
             piece = rewritten[edit.part]
             if not isinstance(piece, cst.FormattedStringText):
                 continue
-            value = ("{" + self.command.constant_for(edit.old, edit.new) + "}" if field
+            value = ("{" + self.plan.constant_for(edit.old, edit.new) + "}" if field
                      else edit.new)
             rewritten[edit.part] = piece.with_changes(
                 value=piece.value[:edit.start] + value + piece.value[edit.end:])
@@ -175,13 +156,13 @@ class _Edit(NamedTuple):
     new: str
 
 
-def _concatenated(node: cst.ConcatenatedString) -> list[cst.CSTNode]:
+def concatenated(node: cst.ConcatenatedString) -> list[cst.CSTNode]:
     """Returns every node inside a concatenation that is a string of its own in libcst."""
     inner: list[cst.CSTNode] = []
     for side in (node.left, node.right):
         inner.append(side)
         if isinstance(side, cst.ConcatenatedString):
-            inner += _concatenated(side)
+            inner += concatenated(side)
     return inner
 
 

@@ -26,15 +26,19 @@ from auxcheck.migrate.transform.nodes import (
     module_text,
     single_import,
 )
-from auxcheck.migrate.transform.plan import ImportPlan
+from auxcheck.migrate.transform.state import RewriteInputs
 
 __all__ = ["StatementWriter"]
 
 
-class StatementWriter(ImportPlan):
-    """Writes the statements of an import to add, alone or merged into the block's own."""
+class StatementWriter:
+    """Writes the statements of an import to add, alone or merged into the block's own, as
+    the project's style writes them (it reads the inputs' style alone)."""
 
-    def _merge_target(self, node: cst.Import | cst.ImportFrom,
+    def __init__(self, inputs: RewriteInputs) -> None:
+        self.style = inputs.style
+
+    def merge_target(self, node: cst.Import | cst.ImportFrom,
                       add: Addition) -> bool:
         """Returns True when names of ``add`` may join ``node``, as the style writes them."""
         if add.kind != "from" or self.style.force_single_line or not isinstance(
@@ -44,18 +48,19 @@ class StatementWriter(ImportPlan):
             return False
         return self.style.combine_as or all(a is None for _, a in alias_items(node.names))
 
-    def _regroup(self, slots: list[list[cst.BaseStatement]], stop: int, level: int,
-                 module: str, names: Names, indent: str) -> bool:
-        """Rewrites every ``from <module> import`` in ``slots[:stop + 1]`` together with
-        ``names``, as the style writes them all (merged, split, ordered); returns False,
-        changing nothing, when there is none or one of them carries a comment."""
+    def regroup(self, slots: list[list[cst.BaseStatement]], stop: int, level: int,
+                module: str, names: Names, indent: str, frozen: frozenset[int]) -> bool:
+        """Rewrites every ``from <module> import`` in ``slots[:stop + 1]`` (but the
+        ``frozen`` slots) together with ``names``, as the style writes them all (merged,
+        split, ordered); returns False, changing nothing, when there is none or one of them
+        carries a comment."""
         found: list[tuple[int, int, cst.SimpleStatementLine]] = []
         existing: Names = []
         magic = False
         for s, slot in enumerate(slots[:stop + 1]):
             for p, stmt in enumerate(slot):
                 node = single_import(stmt)
-                if s in self.frozen:
+                if s in frozen:
                     continue
                 if not (isinstance(node, cst.ImportFrom) and isinstance(node.names, Sequence)
                         and (len(node.relative), module_text(node)) == (level, module)):
@@ -69,7 +74,7 @@ class StatementWriter(ImportPlan):
                 magic = magic or (has_magic_comma(node) and len(node.names) > 1)
         if not found:
             return False
-        lines = self._lines("from", level, module, list(dict.fromkeys(existing + names)),
+        lines = self.lines("from", level, module, list(dict.fromkeys(existing + names)),
                             indent, magic=magic)
         first_slot, first_place, first = found[0]
         lines[0] = lines[0].with_changes(leading_lines=first.leading_lines)
@@ -78,8 +83,9 @@ class StatementWriter(ImportPlan):
         slots[first_slot][first_place:first_place] = lines
         return True
 
-    def _merged(self, stmt: cst.BaseStatement, node: cst.ImportFrom, names: Names,
-                indent: str) -> cst.BaseStatement:
+    def merged(self, stmt: cst.BaseStatement, node: cst.ImportFrom, names: Names,
+               indent: str) -> cst.BaseStatement:
+        """Returns ``stmt`` (the line of ``node``) importing ``names`` too."""
         assert isinstance(stmt, cst.SimpleStatementLine) and isinstance(node.names, Sequence)
         if not has_comment(node):
             texts = _style.render_from(self.style, len(node.relative), module_text(node),
@@ -103,9 +109,9 @@ class StatementWriter(ImportPlan):
                 aliases.insert(at, new.with_changes(comma=comma))
         return stmt.with_changes(body=[node.with_changes(names=aliases)])
 
-    def _lines(self, kind: Kind, level: int, module: str, names: Names, indent: str, *,
-               comment: str | None = None, member_comments: dict[tuple[str, str | None], str]
-               | None = None, magic: bool = False) -> list[cst.SimpleStatementLine]:
+    def lines(self, kind: Kind, level: int, module: str, names: Names, indent: str, *,
+              comment: str | None = None, member_comments: dict[tuple[str, str | None], str]
+              | None = None, magic: bool = False) -> list[cst.SimpleStatementLine]:
         """Returns the statements importing ``names`` as the style writes them, each name's
         own comment after it (a statement with commented names is wrapped, as ruff does)."""
         notes = member_comments or {}
@@ -122,15 +128,17 @@ class StatementWriter(ImportPlan):
             assert isinstance(node, cst.ImportFrom) and isinstance(node.names, Sequence)
             mine = [notes[n] for n in alias_items(node.names) if n in notes]
             if mine and len(node.names) > 1 and not is_wrapped(node) and not magic:
-                lines += self._lines(kind, level, module, alias_items(node.names), indent,
+                lines += self.lines(kind, level, module, alias_items(node.names), indent,
                                      comment=comment, member_comments=notes, magic=True)
                 continue
             lines.append(with_member_comments(line, notes))
         return lines
 
-    def _new_statements(self, add: Addition, indent: str) -> list[cst.SimpleStatementLine]:
+    def new_statements(self, add: Addition, indent: str) -> list[cst.SimpleStatementLine]:
+        """Returns the statements of ``add``: the user's own, re-pointed with its layout,
+        when it moves whole with comments or split over lines, else as the style writes it."""
         original = add.original
-        lines = self._lines(add.kind, add.level, add.module, add.names, indent,
+        lines = self.lines(add.kind, add.level, add.module, add.names, indent,
                             comment=add.comment, member_comments=add.member_comments,
                             magic=original is not None and has_magic_comma(original)
                             and len(add.names) > 1)
@@ -145,11 +153,11 @@ class StatementWriter(ImportPlan):
         lines[0] = lines[0].with_changes(leading_lines=add.comments)
         return lines
 
-    def _frozen_statements(self, add: Addition,
-                           indent: str) -> list[cst.SimpleStatementLine]:
+    def frozen_statements(self, add: Addition,
+                          indent: str) -> list[cst.SimpleStatementLine]:
         """Returns the statements of ``add`` for a place the sorters skip: the user's own
         statement re-pointed with its layout when it moves whole, else as the style writes it."""
-        lines = self._new_statements(add, indent)
+        lines = self.new_statements(add, indent)
         original = add.original
         fresh = lines[0].body[0]
         if original is None or len(lines) != 1 or not isinstance(fresh, cst.ImportFrom):
