@@ -52,7 +52,7 @@ from auxcheck._suite.reruns import (
     take_selection,
     unmatched,
 )
-from auxcheck._suite.results import ResultWriter, record_findings, results_path
+from auxcheck._suite.results import ResultWriter, record_item, results_path
 
 __all__ = [
     "DEVICE_CHECKS",
@@ -157,10 +157,11 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
 def pytest_runtest_makereport(
     item: pytest.Item, call: pytest.CallInfo[None],
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
-    """With ``--auxcheck-results``, keeps on a failed item's report the findings it raised."""
+    """With ``--auxcheck-results``, keeps on the report what the item judges, its codes and
+    the findings it raised."""
     report = yield
-    if call.excinfo is not None and item.config.getoption("auxcheck_results", None):
-        record_findings(report, call.excinfo.value)
+    if item.config.getoption("auxcheck_results", None):
+        record_item(report, item, None if call.excinfo is None else call.excinfo.value)
     return report
 
 

@@ -2,14 +2,16 @@
 
 Every module of ``auxcheck`` belongs to one capability. The base (core) imports nothing above
 it; the runtime never imports pytest, the CLI or migrate; migrate never imports the torch side;
-no import cycle; no module imports another package's private names; pytest's private API is
-touched in one module; no module is over :data:`MAX_LINES` lines. An import under
+no import cycle; no module imports another package's private names; no private module imports
+a public face; pytest's private API is touched in one module; no module is over
+:data:`MAX_LINES` lines. An import under
 ``if TYPE_CHECKING:`` never runs, so it adds no edge (mypy still checks it).
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
@@ -26,12 +28,14 @@ CAPABILITIES = {
              "auxcheck.protocols"),
     "runtime": ("auxcheck._runtime", "auxcheck.aliasing", "auxcheck.validate"),
     "isolation": ("auxcheck._isolation",),
-    "suite": ("auxcheck._suite", "auxcheck.pytest_plugin", "auxcheck.strategies",
-              "auxcheck.properties", "auxcheck.machine"),
+    "suite": ("auxcheck._suite", "auxcheck.pytest_plugin"),
+    "properties": ("auxcheck._properties", "auxcheck.strategies", "auxcheck.properties",
+                   "auxcheck.machine"),
     "releases": ("auxcheck._releases", "auxcheck.releases"),
     "guard": ("auxcheck._guard", "auxcheck.sglang_plugin"),
     "migrate": ("auxcheck.migrate",),
     "sglang_cpu": ("auxcheck._sglang_cpu",),
+    "check": ("auxcheck._check",),
     "cli": ("auxcheck.cli", "auxcheck.__main__"),
 }
 """Each capability's modules, by dotted prefix; ``auxcheck`` itself only re-exports."""
@@ -42,9 +46,11 @@ MAY_IMPORT = {
     "isolation": {"core", "runtime", "isolation"},
     "releases": {"core", "releases", "migrate"},
     "migrate": {"core", "migrate"},
-    "suite": {"core", "runtime", "isolation", "suite", "releases", "migrate"},
+    "suite": {"core", "runtime", "isolation", "suite", "properties", "releases", "migrate"},
+    "properties": {"core", "runtime", "properties", "releases"},
     "guard": {"core", "runtime", "releases", "guard"},
     "sglang_cpu": {"core", "isolation", "sglang_cpu"},
+    "check": {"core", "isolation", "suite", "releases", "migrate", "check"},
     "cli": set(CAPABILITIES),
 }
 """The capabilities each may import from (docs/architecture.md); anything else breaks layering."""
@@ -65,6 +71,18 @@ must stay light), never at module level."""
 
 PYTEST_COMPAT = "auxcheck._suite.pytest_compat"
 """The one module that may touch pytest's private API."""
+
+FACES_NOT_YET_MOVED = frozenset({
+    # moved in the next pass: ~60 private modules still import these four faces
+    "auxcheck.errors", "auxcheck.rules", "auxcheck.report", "auxcheck.protocols",
+})
+"""Public faces private modules may still import, until their implementation moves behind them."""
+
+RE_EXPORTING_FACES = frozenset({
+    "auxcheck.aliasing", "auxcheck.machine", "auxcheck.properties", "auxcheck.releases",
+    "auxcheck.strategies", "auxcheck.validate",
+})
+"""Faces whose code lives in a private package behind them: they hold re-exports only."""
 
 
 @dataclass(frozen=True)
@@ -119,8 +137,9 @@ def _runtime_nodes(tree: ast.AST) -> Iterator[ast.AST]:
 
 
 @cache
-def imports() -> tuple[Import, ...]:
-    """Returns every import the package's modules run, in module order."""
+def imports(*, typing_too: bool = False) -> tuple[Import, ...]:
+    """Returns every import the package's modules run, in module order (``typing_too``: and
+    those under ``if TYPE_CHECKING:``)."""
     found = []
     for module, path in modules().items():
         package = module if path.name == "__init__.py" else module.rpartition(".")[0]
@@ -128,7 +147,7 @@ def imports() -> tuple[Import, ...]:
         lazy = {id(inner) for node in ast.walk(tree)
                 if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
                 for inner in ast.walk(node)}
-        for node in _runtime_nodes(tree):
+        for node in ast.walk(tree) if typing_too else _runtime_nodes(tree):
             if isinstance(node, ast.Import):
                 found += [Import(module, a.name, None, node.lineno, id(node) in lazy)
                           for a in node.names]
@@ -220,6 +239,22 @@ def private_reach(importer: str, dotted: str) -> bool:
     return False
 
 
+def public_faces() -> frozenset[str]:
+    """Returns the import paths of docs/architecture.md's table of public faces (``auxcheck``
+    itself aside)."""
+    page = (PACKAGE.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
+    table = page.split("## The public faces", 1)[1].split("\n## ", 1)[0]
+    rows = [line.split("|")[1] for line in table.splitlines() if line.startswith("| `auxcheck")]
+    return frozenset(path for row in rows for path in re.findall(r"`(auxcheck\.[\w.]+)`", row))
+
+
+def is_private_module(module: str) -> bool:
+    """Returns True for a module inside a package whose name starts with ``_``."""
+    packages = module.split(".") if modules()[module].name == "__init__.py" else \
+        module.split(".")[:-1]
+    return any(part.startswith("_") and not part.startswith("__") for part in packages)
+
+
 def test_every_module_belongs_to_a_capability() -> None:
     """Each module of the package is in exactly one capability of the table."""
     assert [m for m in modules() if m != "auxcheck" and capability(m) is None] == []
@@ -268,6 +303,49 @@ def test_no_module_imports_another_packages_private_names() -> None:
         if private_reach(imp.module, dotted):
             breaks.append(f"{imp.module}:{imp.line} imports {dotted}")
     assert breaks == []
+
+
+def test_no_private_module_imports_a_public_face() -> None:
+    """Faces only re-export: the modules behind them import each other's private homes, never
+    a face (under ``if TYPE_CHECKING:`` too), so a face can change without moving its users."""
+    faces = public_faces() - FACES_NOT_YET_MOVED
+    breaks = sorted({f"{imp.module}:{imp.line} imports {internal_target(imp)}"
+                     for imp in imports(typing_too=True)
+                     if is_private_module(imp.module) and internal_target(imp) in faces})
+    assert breaks == []
+
+
+@pytest.mark.parametrize("face", sorted(RE_EXPORTING_FACES))
+def test_a_face_whose_code_moved_behind_it_only_re_exports(face: str) -> None:
+    """The face's body is its docstring, imports from its capability's private package and
+    ``__all__``: no code of its own for private modules to import back."""
+    body = ast.parse(modules()[face].read_text(encoding="utf-8")).body
+    kinds = [type(node).__name__ for node in body]
+    assert kinds[0] == "Expr" and kinds[-1] == "Assign", kinds
+    assert set(kinds[1:-1]) == {"ImportFrom"}, kinds
+    assert isinstance(body[-1], ast.Assign) and ast.unparse(body[-1].targets[0]) == "__all__"
+    private = {node.module for node in body[1:-1] if isinstance(node, ast.ImportFrom)}
+    assert all(is_private_module(m) or m == "auxcheck.report" for m in private if m), private
+
+
+@pytest.mark.parametrize(("module", "private"), [
+    ("auxcheck._suite.item_runs", True),
+    ("auxcheck._properties", True),
+    ("auxcheck.cli.check", False),
+    ("auxcheck.releases", False),
+    ("auxcheck.__main__", False),
+], ids=["module of a private package", "a private package itself", "module of a public package",
+        "a face", "dunder names are not private"])
+def test_a_private_module_is_one_inside_a_private_package(module: str, private: bool) -> None:
+    """Only a module inside a ``_``-named package counts as private for the faces rule."""
+    assert is_private_module(module) is private
+
+
+def test_the_faces_table_names_the_faces_the_rule_guards() -> None:
+    """The rule reads docs/architecture.md's faces table, which names the modules users import."""
+    assert {"auxcheck.releases", "auxcheck.aliasing", "auxcheck.properties", "auxcheck.validate",
+            "auxcheck.strategies", "auxcheck.machine"} <= public_faces()
+    assert FACES_NOT_YET_MOVED <= public_faces()
 
 
 def _own_names() -> frozenset[str]:

@@ -31,8 +31,8 @@ from auxcheck._guard.probes import (
 )
 from auxcheck._guard.reporter import Reporter
 from auxcheck._guard.settings import GuardSettings
+from auxcheck._runtime.static_buffers import SegmentSource, StaticBufferRegistry
 from auxcheck._runtime.walk import is_tensor
-from auxcheck.aliasing import SegmentSource, StaticBufferRegistry
 from auxcheck.report import Finding
 
 __all__ = ["Guard"]
@@ -356,7 +356,7 @@ def _replaced(args: tuple[Any, ...], kwargs: dict[str, Any], index: int, name: s
 
 
 def _commit_findings(batch: Any, commits: Any) -> list[Finding]:
-    from auxcheck.validate import check_commits
+    from auxcheck._runtime.validators import check_commits
 
     return list(check_commits(batch, commits))
 

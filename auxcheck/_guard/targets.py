@@ -31,7 +31,7 @@ def hook_plan(settings: GuardSettings) -> HookPlan:
     to check.
     """
     from auxcheck._releases.index import ReleaseIndex
-    from auxcheck.releases import Release, ReleaseError
+    from auxcheck._releases.wheels import Release, ReleaseError
 
     wanted = tuple(p for p in HOOKS if settings.values or not p.values_only)
     root = _sglang_root()

@@ -43,7 +43,7 @@ from auxcheck._releases.hook_refs import is_clear_decorator
 from auxcheck._releases.index import ReleaseIndex
 from auxcheck._releases.stubcheck import runtime_statements
 from auxcheck._releases.summaries import module_of_path
-from auxcheck.releases import ReleaseError, UndecodableSource
+from auxcheck._releases.wheels import ReleaseError, UndecodableSource
 
 __all__ = [
     "STRUCT_INERT",

@@ -30,9 +30,9 @@ from auxcheck._core.progress import task, tick
 from auxcheck._core.text import plural
 from auxcheck._releases.index import Homes, ReleaseIndex, read_cached, write_cached
 from auxcheck._releases.stars import star_names
+from auxcheck._releases.wheels import Release, cache_dir, find_release
 from auxcheck.migrate import moves as moves_module
 from auxcheck.migrate.moves import Move, MoveTable, importable_module
-from auxcheck.releases import Release, cache_dir, find_release
 
 __all__ = [
     "Choice",

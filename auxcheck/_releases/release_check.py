@@ -57,6 +57,7 @@ __all__ = [
     "ReleaseStage",
     "check_release",
     "hook_target_problem",
+    "import_subject",
     "render_matrix",
 ]
 
@@ -113,6 +114,8 @@ def _import_stage(scan: PluginScan, index: ReleaseIndex, homes: _Hints, *,
         found = _resolve_use(use, index)
         if failed is not None and not attributes and not found.ok and found.certain:
             failed.add(use.dotted)
+        if _undecodable(stage, use, found, index):
+            continue
         if use.group is not None:
             groups.setdefault(use.group, []).append((use, found))
         else:
@@ -143,6 +146,19 @@ def _import_stage(scan: PluginScan, index: ReleaseIndex, homes: _Hints, *,
     return stage.done()
 
 
+def _undecodable(stage: StageBuilder, use: ImportUse, found: Lookup, index: ReleaseIndex) -> bool:
+    """Notes a use resolved into a module whose source Python cannot decode, so cannot import:
+    never an ``ok``, never a failure (auxcheck cannot tell what it defines). True when noted."""
+    if not found.ok or not found.where:
+        return False
+    module = found.where if found.kind == "module" else found.where.rpartition(".")[0]
+    why = index.undecodable(module)
+    if why is None:
+        return False
+    stage.judge(use.location, use.text, "note", f"`{use.text}` is not judged: {why}")
+    return True
+
+
 def _judge_use(stage: StageBuilder, use: ImportUse, found: Lookup, *,
                handled: bool = False) -> None:
     # Into the JSON only: an uncertain use is "cannot tell", too common to list as text notes;
@@ -160,7 +176,13 @@ def _unresolved(stage: StageBuilder, use: ImportUse, found: Lookup, index: Relea
     stage.fail("AUX503", use.location,
                f"`{use.text}` does not resolve in sglang {index.version}: {found.reason}{also}",
                f"expected every sglang import to resolve in sglang {index.version}",
-               homes.hint(use, index))
+               homes.hint(use, index), obj=import_subject(use))
+
+
+def import_subject(use: ImportUse) -> tuple[str, str | None] | None:
+    """Returns what an import is about, ``(module, name)`` (name None for ``import M``), as
+    an AUX503 finding's object: ``auxcheck check`` refers it to the old import found there."""
+    return (use.module, use.name) if use.kind in ("from", "import") else None
 
 
 def _resolve_use(use: ImportUse, index: ReleaseIndex) -> Lookup:

@@ -79,11 +79,13 @@ class StageBuilder:
     notes: list[str] = field(default_factory=list)
     judged: list[Judgement] = field(default_factory=list)
 
-    def fail(self, code: str, location: str, seen: str, expected: str, hint: str = "") -> None:
-        """Adds a finding of ``code`` at ``location`` (the rule's fix unless ``hint``)."""
-        finding = Finding.of(code, seen, expected, location=location)
+    def fail(self, code: str, location: str, seen: str, expected: str, hint: str = "", *,
+             obj: Any = None) -> None:
+        """Adds a finding of ``code`` at ``location`` (the rule's fix unless ``hint``) about
+        ``obj`` (what it judged, e.g. the import, kept as an object for ``auxcheck check``)."""
+        finding = Finding.of(code, seen, expected, obj, location=location)
         if hint:
-            finding = Finding(code, finding.message, None, hint, location)
+            finding = Finding(code, finding.message, obj, hint, location)
         self.findings.append(finding)
 
     def judge(self, location: str, subject: str, verdict: Verdict, detail: str = "", *,

@@ -21,7 +21,7 @@ from pathlib import Path
 from auxcheck._core.config import TomlFileError, load_toml
 from auxcheck._core.pyast import is_main_block, is_type_checking
 from auxcheck._core.signatures import FunctionInfo, Param, decorator_name, parse_function
-from auxcheck.releases import Release
+from auxcheck._releases.wheels import Release
 
 __all__ = [
     "ALLOWED_OMISSIONS",

@@ -9,7 +9,7 @@ from auxcheck._runtime.scheduler import FakeBatch, FakeForwardMode
 from auxcheck.report import Finding
 
 if TYPE_CHECKING:
-    from auxcheck.aliasing import StaticBufferRegistry
+    from auxcheck._runtime.static_buffers import StaticBufferRegistry
 
 __all__ = [
     "FakeForwardBatch",
@@ -103,7 +103,7 @@ class GraphOutputs:
 
     def registry(self) -> StaticBufferRegistry:
         """Returns a registry holding the graph's outputs (AUX110 when a device output keeps them)."""
-        from auxcheck.aliasing import StaticBufferRegistry
+        from auxcheck._runtime.static_buffers import StaticBufferRegistry
 
         registry = StaticBufferRegistry()
         registry.register(self.logits, name="CUDA-graph output next_token_logits")

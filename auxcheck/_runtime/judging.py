@@ -18,12 +18,12 @@ from auxcheck._core.plugin_calls import (
     summarize,
 )
 from auxcheck._runtime.batches import MAX_BATCH_SIZE
-from auxcheck.aliasing import as_registry
+from auxcheck._runtime.static_buffers import as_registry
 from auxcheck.errors import InvalidArgument
 from auxcheck.report import Finding, Report, describe
 
 if TYPE_CHECKING:
-    from auxcheck.aliasing import StaticBufferRegistry
+    from auxcheck._runtime.static_buffers import StaticBufferRegistry
 
 __all__ = [
     "catch_escapes",

@@ -34,7 +34,7 @@ from auxcheck._runtime.scheduler import FakeBatch, SchedulerModel, describe_even
 from auxcheck.report import Finding
 
 if TYPE_CHECKING:
-    from auxcheck.aliasing import StaticBufferRegistry
+    from auxcheck._runtime.static_buffers import StaticBufferRegistry
 
 __all__ = ["DELAYED", "HookFailed", "Producer", "broken_checker", "delays_sampling", "run_loop"]
 

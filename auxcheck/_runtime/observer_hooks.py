@@ -21,7 +21,7 @@ from auxcheck.protocols import append_auxiliary_output
 from auxcheck.report import Finding, Report, describe
 
 if TYPE_CHECKING:
-    from auxcheck.aliasing import StaticBufferRegistry
+    from auxcheck._runtime.static_buffers import StaticBufferRegistry
 
 __all__ = ["check_observers", "forward_producer", "sampling_producer"]
 

@@ -13,7 +13,7 @@ from auxcheck.report import Finding, Report
 from auxcheck.rules import get_rule
 
 if TYPE_CHECKING:
-    from auxcheck.aliasing import StaticBufferRegistry
+    from auxcheck._runtime.static_buffers import StaticBufferRegistry
 
 __all__ = ["forward_report", "sampling_report"]
 
@@ -42,7 +42,7 @@ def sampling_report(obj: Any, *, device_output: Any = None, batch_size: int | No
                     static: StaticBufferRegistry, steps: int = 4,
                     found: Sequence[Finding] = (), published: list[int] | None = None,
                     speculative: bool = False) -> Report:
-    """Returns :func:`auxcheck.validate.check_sampling_observer`'s report, ``found`` first;
+    """Returns :func:`auxcheck._runtime.validators.check_sampling_observer`'s report, ``found`` first;
     ``published`` gets the steps at which the observer published an output; ``speculative``
     gives steps that commit several tokens to a request."""
     from auxcheck._runtime.observer_hooks import check_observers, sampling_producer
@@ -67,7 +67,7 @@ def forward_report(obj: Any, *, sampling_observer: Any = None, batch_size: int |
                    static: StaticBufferRegistry, steps: int = 4,
                    found: Sequence[Finding] = (), published: list[int] | None = None,
                    speculative: bool = False) -> Report:
-    """Returns :func:`auxcheck.validate.check_forward_observer`'s report (``found``,
+    """Returns :func:`auxcheck._runtime.validators.check_forward_observer`'s report (``found``,
     ``published`` and ``speculative`` as in :func:`sampling_report`)."""
     from auxcheck._runtime.observer_hooks import check_observers, forward_producer
 

@@ -25,7 +25,7 @@ from auxcheck._runtime.scheduler import SchedulerModel
 from auxcheck.report import Finding, Report, describe
 
 if TYPE_CHECKING:
-    from auxcheck.aliasing import StaticBufferRegistry
+    from auxcheck._runtime.static_buffers import StaticBufferRegistry
 
 __all__ = ["OutputSource", "SourceKind", "check_source", "made_by", "sample_output", "source_of"]
 

@@ -23,7 +23,7 @@ from auxcheck.protocols import CommittedTokens
 from auxcheck.report import Finding, describe
 
 if TYPE_CHECKING:
-    from auxcheck.aliasing import StaticBufferRegistry
+    from auxcheck._runtime.static_buffers import StaticBufferRegistry
 
 __all__ = [
     "HostOnly",

@@ -1,1 +1,2 @@
-"""The pytest --auxcheck items, the Hypothesis hook, and the one module that touches pytest's private API."""
+"""The pytest --auxcheck items and the checks they run, the Hypothesis entry-point hook, and the
+one module that touches pytest's private API; the Hypothesis kernel is auxcheck._properties."""

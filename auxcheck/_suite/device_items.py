@@ -216,12 +216,12 @@ def _run_examples(source: Source, check: Callable[[Any], None], batch_size: int 
                   chosen: settings) -> BaseException | None:
     """Runs ``check(output)`` under Hypothesis on outputs drawn from ``source``; returns its error.
 
-    Outputs come through :func:`auxcheck._suite.drawing.user_outputs`: Hypothesis never
+    Outputs come through :func:`auxcheck._properties.drawing.user_outputs`: Hypothesis never
     shows the user's strategy or values by their repr. Health checks about the user's
     strategy apply (a value too large to draw, a filter rejecting nearly everything);
     only ``too_slow`` is set aside, as the step loop itself takes its time.
     """
-    from auxcheck._suite.drawing import user_outputs
+    from auxcheck._properties.drawing import user_outputs
 
     @settings(chosen, suppress_health_check=[HealthCheck.too_slow],
               phases=[p for p in chosen.phases if p is not Phase.explain])
@@ -238,7 +238,7 @@ def _strategy_findings(error: BaseException | None, reached: bool) -> list[Findi
     None for a run that drew values and raised nothing, or whose error is a finding
     of a rule judged on a value (the caller's).
     """
-    from auxcheck._suite.drawing import DrawFailed
+    from auxcheck._properties.drawing import DrawFailed
 
     if error is None:
         return [] if reached else [_no_value("every draw was rejected")]

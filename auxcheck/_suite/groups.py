@@ -64,7 +64,7 @@ class Extras:
 def read_extras(static_buffers: Any, pp_observer: Any = None) -> Extras:
     """Returns the static-buffer registry and PP observer; AUX110 / AUX403 for unusable ones."""
     from auxcheck._runtime.judging import static_registry
-    from auxcheck.aliasing import as_registry
+    from auxcheck._runtime.static_buffers import as_registry
 
     findings: list[Finding] = []
     failed = fixture_failed(static_buffers)

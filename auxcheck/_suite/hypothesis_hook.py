@@ -2,7 +2,7 @@
 
 Hypothesis calls :func:`_hypothesis_setup_hook` whenever it is imported, in every
 project where auxcheck is installed, so this module must stay light: it imports
-neither torch nor :mod:`auxcheck.strategies` until a registered type is drawn.
+neither torch nor :mod:`auxcheck._properties.strategies` until a registered type is drawn.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 
 
 def _lazy(name: str) -> Callable[[type], Any]:
-    """Returns a type-strategy function that builds ``auxcheck.strategies.<name>()`` on first draw."""
+    """Returns a type-strategy function that builds ``auxcheck._properties.strategies.<name>()`` on first draw."""
     from hypothesis import strategies as st
 
     def resolve(_type: type) -> Any:
@@ -25,7 +25,7 @@ def _lazy(name: str) -> Callable[[type], Any]:
 
 
 def _named_strategy(name: str) -> Any:
-    return getattr(importlib.import_module("auxcheck.strategies"), name)()
+    return getattr(importlib.import_module("auxcheck._properties.strategies"), name)()
 
 
 def _hypothesis_setup_hook() -> None:

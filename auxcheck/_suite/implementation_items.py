@@ -8,6 +8,8 @@ from typing import Any
 
 import pytest
 
+from auxcheck._properties.implementations import Implementation
+from auxcheck._properties.invariants import PropertyTest, property_tests
 from auxcheck._suite.groups import ItemContext, failing_item, run_item
 from auxcheck._suite.options import AuxcheckOptions
 from auxcheck._suite.session import (
@@ -17,7 +19,6 @@ from auxcheck._suite.session import (
     suite_settings,
 )
 from auxcheck.errors import ContractViolation, InvalidArgument
-from auxcheck.properties import Implementation, PropertyTest, property_tests
 from auxcheck.report import Finding, Report
 
 __all__ = [
@@ -116,7 +117,7 @@ def run_impl_check(name: str, *, options: AuxcheckOptions,
 
 def _run_machine(impl: Implementation, options: AuxcheckOptions) -> None:
     """Runs the append -> copy -> consume state machine against ``impl``."""
-    from auxcheck.machine import run_machine
+    from auxcheck._properties.machine import run_machine
 
     chosen = suite_settings(options)
     examples = share_of_examples(chosen, impl_fraction(options))

@@ -18,8 +18,9 @@ from typing import Any
 
 import pytest
 
-from auxcheck import strategies as aux
 from auxcheck._core.plugin_calls import attempt, kind_name
+from auxcheck._properties import strategies as aux
+from auxcheck._releases.wheels import ReleaseError
 from auxcheck._suite.device_items import run_device_check
 from auxcheck._suite.fixture_values import fixture_failed
 from auxcheck._suite.groups import (
@@ -38,7 +39,6 @@ from auxcheck._suite.implementation_items import property_names, run_impl_check
 from auxcheck._suite.options import AuxcheckOptions
 from auxcheck._suite.session import describe_impl, impl_fraction, implementation, profile_text
 from auxcheck.errors import InvalidArgument
-from auxcheck.releases import ReleaseError
 from auxcheck.report import Finding, Report, describe
 
 __all__ = [

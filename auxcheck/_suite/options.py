@@ -83,7 +83,7 @@ def release_value(value: str) -> str:
     raises ArgumentTypeError saying what the version should be."""
     if not value.startswith("sglang=="):
         return value
-    from auxcheck.properties import release_version
+    from auxcheck._properties.implementations import release_version
 
     try:
         release_version(value)

@@ -7,11 +7,14 @@ from pathlib import Path
 
 import pytest
 
-__all__ = ["FINDINGS_PROPERTY", "ResultWriter", "record_findings", "results_path"]
+from auxcheck._suite.result_file import ItemKind, ItemResult, ResultFinding, ResultsFile
 
-FINDINGS_PROPERTY = "auxcheck findings"
-"""The user property of a report holding its item's findings: ``[code, location, message]``
-each (a user property crosses from pytest-xdist's workers to the controller)."""
+__all__ = ["ITEM_PROPERTY", "ResultWriter", "item_record", "record_item", "results_path"]
+
+ITEM_PROPERTY = "auxcheck item"
+"""The user property of a report holding its item's record (:func:`item_record`): what it
+judges, its rule codes, and the findings it raised (a user property crosses from
+pytest-xdist's workers to the controller)."""
 
 
 def results_path(text: str) -> Path:
@@ -26,15 +29,44 @@ def results_path(text: str) -> Path:
     raise pytest.UsageError(f"--auxcheck-results: cannot write {path}: {what} {problem}")
 
 
-def record_findings(report: pytest.TestReport, raised: BaseException) -> None:
-    """Adds the findings of a ContractViolation an item raised to its report's user
-    properties, so the results file can say where each is (``auxcheck check`` refers an
-    imports-item finding to the imports stage's finding at the same place)."""
+def _kind(item: pytest.Item) -> ItemKind:
+    from auxcheck._suite.nodes import DeviceGroup, ImplGroup, ImportScanItem, ObserverGroup
+
+    if isinstance(item, ImportScanItem):
+        return "imports"
+    parent = item.parent
+    return ("observer" if isinstance(parent, ObserverGroup) else "output"
+            if isinstance(parent, DeviceGroup) else "impl" if isinstance(parent, ImplGroup)
+            else "other")
+
+
+def _codes(item: pytest.Item) -> tuple[str, ...]:
+    """Returns the rule codes an item checks: the keywords its group gave it that are rules."""
+    from auxcheck._suite.names import IMPORT_CODES
+    from auxcheck._suite.nodes import ImportScanItem
+    from auxcheck.rules import RULES
+
+    if isinstance(item, ImportScanItem):
+        return tuple(IMPORT_CODES)
+    return tuple(sorted(k for k in item.extra_keyword_matches if k in RULES))
+
+
+def item_record(item: pytest.Item, raised: BaseException | None) -> dict[str, object]:
+    """Returns what the results file keeps of ``item`` beyond its report: its kind, its rule
+    codes, and the findings of a ContractViolation it ``raised`` (``findings`` is None for
+    any other failure, a fixture that raised, say)."""
     from auxcheck.errors import ContractViolation
 
+    findings = None
     if isinstance(raised, ContractViolation):
-        report.user_properties.append(
-            (FINDINGS_PROPERTY, [[f.code, f.location, f.message] for f in raised.report.findings]))
+        findings = [ResultFinding.of(f).to_dict() for f in raised.report.findings]
+    return {"kind": _kind(item), "codes": list(_codes(item)), "findings": findings}
+
+
+def record_item(report: pytest.TestReport, item: pytest.Item,
+                raised: BaseException | None) -> None:
+    """Adds :func:`item_record` to the report's user properties, for the results file."""
+    report.user_properties.append((ITEM_PROPERTY, item_record(item, raised)))
 
 
 class ResultWriter:
@@ -42,12 +74,12 @@ class ResultWriter:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.outcomes: dict[str, dict[str, object]] = {}
+        self.outcomes: dict[str, ItemResult] = {}
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         """Keeps the item's worst outcome so far: a failed setup is an error."""
         known = self.outcomes.get(report.nodeid)
-        if known is not None and known["outcome"] != "passed":
+        if known is not None and known.outcome != "passed":
             return
         outcome = report.outcome if report.when == "call" else {
             "failed": "error", "skipped": "skipped"}.get(report.outcome)
@@ -56,19 +88,22 @@ class ResultWriter:
         text = report.longreprtext if report.outcome != "passed" else ""
         # pytest-xdist puts a "[gw0] linux -- Python ..." line above the failure text.
         lines = [line for line in text.splitlines() if line.strip() and not line.startswith("[gw")]
-        row: dict[str, object] = {"nodeid": report.nodeid, "outcome": outcome,
-                                  "message": lines[0] if lines else ""}
+        record: dict[str, object] = {}
         for key, value in report.user_properties:
-            if key == FINDINGS_PROPERTY and report.outcome == "failed":
-                row["findings"] = value
-        self.outcomes[report.nodeid] = row
+            if key == ITEM_PROPERTY and isinstance(value, dict):
+                record = value
+        where = report.location[0] if report.location else ""
+        findings = record.get("findings") if report.outcome == "failed" else None
+        self.outcomes[report.nodeid] = ItemResult.from_dict({
+            "nodeid": report.nodeid, "outcome": outcome, "message": lines[0] if lines else "",
+            "kind": record.get("kind", "other"), "codes": record.get("codes", []),
+            "path": where if where.endswith((".py", ".pyi")) else None,
+            "findings": findings})
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        """Writes ``{"items": [...]}`` to the results file (a write that fails is an error)."""
-        import json
-
+        """Writes the results file (:class:`ResultsFile`; a write that fails is an error)."""
         try:
-            self.path.write_text(json.dumps({"items": list(self.outcomes.values())}, indent=1))
+            self.path.write_text(ResultsFile(tuple(self.outcomes.values())).to_json())
         except OSError as exc:
             reporter = session.config.pluginmanager.get_plugin("terminalreporter")
             if reporter is not None:

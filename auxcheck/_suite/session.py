@@ -8,9 +8,9 @@ from collections.abc import Iterator
 
 from hypothesis import Phase, settings
 
-from auxcheck import strategies as aux
+from auxcheck._properties import strategies as aux
+from auxcheck._properties.implementations import Implementation, load_implementation
 from auxcheck._suite.options import AuxcheckOptions
-from auxcheck.properties import Implementation, load_implementation
 
 __all__ = [
     "FALLBACK_FRACTION",

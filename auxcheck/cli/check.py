@@ -1,6 +1,6 @@
 """``auxcheck check PATH``: the import scan, mypy with the stubs, the contract suite, the releases.
 
-The stages themselves are in :mod:`auxcheck.cli._check_stages`; this module reads the command
+The stages themselves are in :mod:`auxcheck._check.stages`; this module reads the command
 line, rejects options the contract suite could not use before any stage runs
 (``--impl``, ``--profile``), says on stderr when each stage starts and ends, and sums
 the results up in one table (or a JSON document on stdout). Exit status: 0 when no
@@ -18,16 +18,17 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from auxcheck._core import progress
-from auxcheck.cli._check_stages import (
+from auxcheck._check.stages import (
     STAGES,
     CheckOptions,
     StageResult,
     has_xdist,
-    project_links,
+    list_project,
     run_stages,
     source_root,
 )
+from auxcheck._core import progress
+from auxcheck._core.escape import one_line, printable
 from auxcheck.cli._common import (
     CommandParser,
     UsageError,
@@ -79,20 +80,23 @@ _AUXCHECK_PROFILE_PREFIX = "auxcheck-"
 def render_table(path: Path, results: Sequence[StageResult]) -> str:
     """Returns the summary table: stage, result, counts, time; then the verdict."""
     rows = [("stage", "result", "counts", "time")]
-    rows += [(r.stage, r.result.upper() if r.failed else r.result, r.summary,
+    rows += [(r.stage, r.result.upper() if r.failed else r.result, one_line(r.summary),
               f"{r.seconds:.1f}s") for r in results]
     widths = [max(len(row[i]) for row in rows) for i in range(3)]
     lines = [f"{a:<{widths[0]}}  {b:<{widths[1]}}  {c:<{widths[2]}}  {d}" for a, b, c, d in rows]
     failed = [r.stage for r in results if r.failed]
-    verdict = (f"auxcheck check {path}: failed ({', '.join(failed)})" if failed
-               else f"auxcheck check {path}: ok")
+    shown = one_line(str(path))
+    verdict = (f"auxcheck check {shown}: failed ({', '.join(failed)})" if failed
+               else f"auxcheck check {shown}: ok")
     return "\n".join(lines + ["", verdict])
 
 
 def render_details(results: Sequence[StageResult]) -> str:
     """Returns the output of every failed stage, of a stage with findings another stage's
     finding caused (it says so, once), and the release matrix, under a heading each."""
-    blocks = [f"== {r.stage}: {r.summary}\n{r.output}" for r in results
+    # A stage's output is the tool's own lines (pytest's, mypy's): they stay lines, but
+    # nothing in them (plugin text) may act on the terminal.
+    blocks = [f"== {r.stage}: {one_line(r.summary)}\n{printable(r.output)}" for r in results
               if (r.failed or r.always_shown or r.referred) and r.output]
     return "\n\n".join(blocks)
 
@@ -328,7 +332,7 @@ _LINKS_SHOWN = 5
 
 def link_warnings(options: CheckOptions) -> list[str]:
     """Returns the one warning that symbolic links under PATH are followed by no stage, if any."""
-    links = options.links or ()
+    links = options.listing.links if options.listing is not None else ()
     if not links:
         return []
     names = [str(link.relative_to(options.path)) for link in links]
@@ -380,7 +384,7 @@ def _request(argv: list[str]) -> _Request:
                            pytest_args=tuple(extra), releases=releases,
                            wheels=tuple(args.wheel), sources=tuple(args.source),
                            cache=args.cache, offline=args.offline, timeout=args.timeout,
-                           memory=args.max_memory or 0, links=project_links(root))
+                           memory=args.max_memory or 0, listing=list_project(root))
     return _Request(options, args.format, path, args.quiet)
 
 

@@ -4,7 +4,8 @@
 file the scanner would report (it may let through files the scanner then finds clean).
 A use of module ``a.b.c`` always spells ``c``: after a dot (``import a.b.c``,
 ``from .c import X``, ``a.b.c.X``, ``"a.b.c.X"``), in an import list (``from a.b import c``)
-or at the start of a string or a formatted field's tail (``"c.X"``, ``f"{p}c.X"``). Where
+or at the start of a string or a formatted field's tail (``"c.X"``, ``f"{p}c.X"``, and
+``"c"`` alone, a constant an f-string may join: ``f"{PKG}.{MOD}.X"``). Where
 the bytes after ``c`` show what is taken from it (``c.X``, ``c import X, Y``), the file
 passes only when one of those is a name moved out of a module ending in ``c``; anywhere
 else (``import a.b.c as m``, ``from a.b import c``, ``"a.b.c"``) it passes when a name
@@ -116,8 +117,14 @@ class UseFilter:
                            else self._attribute(data, tail, end))
             else:  # a string (or an f-string's literal part) starting with it
                 tail = last
-                verdict = (self._attribute(data, last, end) if data[end:end + 1] == b"."
-                           else None if _joined(data, found.start(), end, opening) else False)
+                follows = data[end:end + 1]
+                if follows == b".":
+                    verdict = self._attribute(data, last, end)
+                elif (_joined(data, found.start(), end, opening)
+                      or (follows == opening and _formatted_constant(data, found.start()))):
+                    verdict = None  # joined to other pieces now, or later by an f-string
+                else:
+                    verdict = False
             if verdict:
                 return True
             if verdict is None:
@@ -209,6 +216,21 @@ class UseFilter:
         # A name cut by a string's end may go on in the next string ("a.c.na" "me").
         return data[name.end():name.end() + 1] in (b"'", b'"') and _joined_after(
             data, name.end())
+
+
+_ASSIGNED = re.compile(rb"(?:^|;)[ \t]*([A-Za-z_][A-Za-z0-9_]*)[ \t]*(?::[^=\n]*)?=[ \t]*\Z")
+"""A constant's assignment, up to the opening quote of its value: ``MOD = "``."""
+
+
+def _formatted_constant(data: bytes, start: int) -> bool:
+    """Returns True when the string opening at ``start`` is a constant's whole value
+    (``MOD = "c"``) and an f-string of the file formats that constant (``{MOD}``)."""
+    line = data[data.rfind(b"\n", 0, start) + 1:start]
+    assigned = _ASSIGNED.search(line)
+    if assigned is None:
+        return False
+    field = rb"\{[ \t]*" + re.escape(assigned.group(1)) + rb"[ \t]*(?:![sr][ \t]*)?\}"
+    return re.search(field, data) is not None
 
 
 def _joined(data: bytes, start: int, end: int, opening: bytes) -> bool:

@@ -1,4 +1,4 @@
-"""Tests for ``auxcheck check`` (auxcheck/cli/check.py, auxcheck/cli/_check_stages.py, _check_mypy.py), in-process and as
+"""Tests for ``auxcheck check`` (auxcheck/cli/check.py, auxcheck/_check/), in-process and as
 real subprocesses; mypy and the contract suite always run for real."""
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from helpers.paths import EXAMPLES, REPO
 from helpers.plugin_sources import FIXABLE
 from helpers.progress import show_progress, shown_environment, untimed, without_timed_lines
 
-from auxcheck.cli._check_mypy import mypy_config
-from auxcheck.cli._check_stages import (
+from auxcheck._check.mypy_stage import mypy_config
+from auxcheck._check.stages import (
     CHECK_AUX504_HINT,
     CheckOptions,
     StageResult,

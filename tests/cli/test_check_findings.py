@@ -10,7 +10,7 @@ import pytest
 from helpers.paths import EXAMPLES
 from helpers.releases import REAL_CACHE, real_release
 
-from auxcheck.cli._check_findings import (
+from auxcheck._check.findings import (
     Causes,
     StageFinding,
     mypy_subjects,

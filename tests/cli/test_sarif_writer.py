@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 from helpers.sarif import problems, result_paths, sarif_of
 
+from auxcheck._check.findings import from_finding, release_findings
+from auxcheck._check.stages import StageFinding, StageResult
 from auxcheck._releases.release_check import ReleaseResult, ReleaseStage
-from auxcheck.cli._check_findings import from_finding, release_findings
-from auxcheck.cli._check_stages import StageFinding, StageResult
 from auxcheck.cli._sarif import Entry, Place, check_log, place_of, sarif_log
 from auxcheck.cli.check import render_sarif
 from auxcheck.report import Finding

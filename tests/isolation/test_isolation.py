@@ -16,10 +16,10 @@ import pytest
 from helpers.plugin_sources import CLEAN_OUTPUT
 from helpers.processes import HANG_GUARD, alive, hang_guard, wait_until
 
+from auxcheck._check.stages import CheckOptions, run_stages
 from auxcheck._isolation.bounded import run_bounded
 from auxcheck._isolation.runner import _close_idle
 from auxcheck.cli import main
-from auxcheck.cli._check_stages import CheckOptions, run_stages
 
 PRELUDE = "import os, signal, sys, threading, time\nimport torch\n\n\n" + CLEAN_OUTPUT
 

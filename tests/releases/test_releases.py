@@ -12,6 +12,7 @@ import pytest
 from helpers.releases import real_tree
 
 from auxcheck import releases
+from auxcheck._releases import wheels
 from auxcheck.releases import (
     CACHE_ENV,
     Release,
@@ -60,10 +61,12 @@ def build_wheel(path: Path, files: Mapping[str, str]) -> Path:
 
 
 def test_all_lists_exactly_the_public_names() -> None:
-    """__all__ names every public function, class and constant the module defines."""
-    public = {name for name, value in vars(releases).items()
-              if not name.startswith("_") and getattr(value, "__module__", None) == releases.__name__}
+    """__all__ names every public function, class and constant the face re-exports from the
+    module behind it, each the very object defined there."""
+    public = {name for name, value in vars(wheels).items()
+              if not name.startswith("_") and getattr(value, "__module__", None) == wheels.__name__}
     assert set(releases.__all__) == public | {"CACHE_ENV"}
+    assert all(getattr(releases, name) is getattr(wheels, name) for name in releases.__all__)
 
 
 # ---------------------------------------------------------------- versions and the cache
@@ -266,7 +269,7 @@ def test_a_wheel_another_run_moved_in_first_is_kept(tmp_path: Path) -> None:
                         release_files("0.5.23", marker="first"))
     before = Release.from_wheel(first).fingerprint()
     late = build_wheel(tmp_path / "tmp" / first.name, release_files("0.5.23", marker="late"))
-    assert releases._move_in(late, first) == first
+    assert wheels._move_in(late, first) == first
     assert Release.from_wheel(first).fingerprint() == before
     assert "first" in (Release.from_wheel(first).read("sglang/srt/managers/tiny.py") or "")
 

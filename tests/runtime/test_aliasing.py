@@ -20,6 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from auxcheck import aliasing
+from auxcheck._runtime import static_buffers
 from auxcheck._runtime.byteranges import device_key
 from auxcheck._runtime.sharing import geometry, runs_of
 from auxcheck.aliasing import (
@@ -598,10 +599,11 @@ def test_exact_mode_does_not_expand_views_past_the_limit() -> None:
 
 
 def test_all_lists_exactly_the_public_names() -> None:
-    """__all__ names every public name the module defines, and nothing else."""
-    public = {n for n, v in vars(aliasing).items()
-              if not n.startswith("_") and getattr(v, "__module__", None) == aliasing.__name__}
+    """__all__ names every public class and function defined behind the face, and nothing else."""
+    public = {n for n, v in vars(static_buffers).items()
+              if not n.startswith("_") and getattr(v, "__module__", None) == static_buffers.__name__}
     assert set(aliasing.__all__) == public
+    assert all(getattr(aliasing, n) is getattr(static_buffers, n) for n in aliasing.__all__)
 
 
 def _run(code_or_path: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:

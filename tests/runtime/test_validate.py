@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from auxcheck import report as report_module
-from auxcheck import validate as validate_module
+from auxcheck._runtime import validators as validate_module
 from auxcheck._runtime.judging import catch_escapes_and_stops
 from auxcheck._runtime.scheduler import FakeBatch, FakeReq, build_commits, snapshot_output_starts
 from auxcheck.errors import ContractViolation, InvalidArgument

@@ -16,6 +16,7 @@ __all__ = [
     "Use",
     "is_defining_module",
     "is_new_then_old_fallback",
+    "listed",
     "moved_from",
     "moved_names",
     "package_of",
@@ -158,10 +159,11 @@ def moved_from(moves: MoveTable, old: str) -> str:
     by_new: dict[str, list[str]] = {}
     for name, new in sorted(moved_names(moves).get(old, {}).items()):
         by_new.setdefault(new, []).append(name)
-    return "; ".join(f"{_listed(names)} from {new}" for new, names in by_new.items())
+    return "; ".join(f"{listed(names)} from {new}" for new, names in by_new.items())
 
 
-def _listed(names: Sequence[str]) -> str:
+def listed(names: Sequence[str]) -> str:
+    """Returns ``names`` as English lists them: ``A``, ``A and B``, ``A, B and C``."""
     return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 

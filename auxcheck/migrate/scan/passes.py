@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Mapping
 
+from auxcheck._core.constants import string_constants, string_value
 from auxcheck._core.pyast import dotted_name as _dotted_name
 from auxcheck.migrate.moves import MoveTable
-from auxcheck.migrate.scan.analysis import Analysis, moved_names
+from auxcheck.migrate.scan.analysis import Analysis, listed, moved_names
 from auxcheck.migrate.scan.scanner import Scanner, Scopes
 from auxcheck.migrate.scan.strings import (
     DOTTED,
@@ -16,6 +18,7 @@ from auxcheck.migrate.scan.strings import (
     alias_spans,
     string_targets,
     target_names,
+    target_spans,
 )
 
 __all__ = ["analyze"]
@@ -182,14 +185,20 @@ def _imported_old(result: Analysis) -> set[str]:
 _FIELD_TAIL = re.compile(r"[.:]([A-Za-z_]\w*)")
 
 
-def _fstring_uses(scanner: Scanner) -> None:
+def _fstring_uses(scanner: Scanner, constants: Mapping[str, str]) -> None:
     moves = scanner.moves
     moved = moved_names(moves)
     for node, outer in scanner.fstrings:
         parts = [v.value if isinstance(v, ast.Constant) and isinstance(v.value, str) else None
                  for v in node.values]
-        for target in string_targets(parts, moves, scanner.segment(outer)):
-            _fstring_use(scanner, node, (parts[target.part] or ""), target)
+        whole = string_value(node, constants) if None in parts else None
+        targets = string_targets(parts, moves, scanner.segment(outer))
+        for target in targets:
+            if whole is None or target.verdict in ("fix", "unspelled"):
+                _fstring_use(scanner, node, (parts[target.part] or ""), target)
+        if whole is not None:
+            _constant_fstring_use(scanner, node, whole, targets)
+            continue
         for i, value in enumerate(node.values[:-1]):
             following = parts[i + 1]
             if not (isinstance(value, ast.FormattedValue) and isinstance(value.value, ast.Name)
@@ -202,6 +211,28 @@ def _fstring_uses(scanner: Scanner) -> None:
                              f"{value.value.id}, the old module's name",
                              f"write {moved[old][tail.group(1)]}{following[:tail.end()]} "
                              "in the string by hand")
+
+
+def _constant_fstring_use(scanner: Scanner, node: ast.JoinedStr, whole: str,
+                          written: list[StringTarget]) -> None:
+    """Reports an f-string whose fields are the file's string constants (``f"{OLD}.X"``)
+    when the string it builds names a moved symbol's old module: the text to change is
+    partly in a constant, so a human writes it."""
+    fixed = {t.old for t in written if t.verdict in ("fix", "unspelled")}
+    for start, end, old, new in target_spans(whole, scanner.moves):
+        if old in fixed:
+            continue  # written out in a literal part: reported (and rewritten) as such
+        dotted = re.match(r"[\w.:]*", whole[start:])
+        shown = dotted.group() if dotted else old
+        names = list(dict.fromkeys(v.value.id for v in node.values if isinstance(
+            v, ast.FormattedValue) and isinstance(v.value, ast.Name)))
+        if len(names) == 1 and scanner.module_constants.get(names[0]) == old:
+            how = f"from {names[0]}, the old module's name"
+        else:
+            how = f"from the string constant{'s' if len(names) > 1 else ''} {listed(names)}"
+        scanner.flag("AUX502", node, f"f-string builds {shown} {how}",
+                     f"write {new}{whole[end:start + len(shown)]} in the string by hand")
+        return
 
 
 def _fstring_use(scanner: Scanner, node: ast.JoinedStr, text: str,
@@ -312,10 +343,14 @@ def analyze(tree: ast.Module, moves: MoveTable, *, package: str | None = None,
     """
     scanner = Scanner(moves, package, source)
     scanner.visit(tree)
+    constants = string_constants(tree)
+    # Only a name bound once holds the old module for certain (``OLD = "old"``, never rebound).
+    scanner.module_constants = {name: value for name, value in constants.items()
+                                if value in moves.old_modules}
     _shadowed_aliases(scanner)
     _attribute_uses(scanner)
     _string_uses(scanner)
-    _fstring_uses(scanner)
+    _fstring_uses(scanner, constants)
     _computed_uses(scanner)
     _star_uses(scanner)
     scanner.result.uses.sort(key=lambda u: (u.line, u.col, u.code))

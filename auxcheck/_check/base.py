@@ -8,14 +8,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from auxcheck._check.findings import StageFinding
 from auxcheck._core.paths import is_dir, is_file
-from auxcheck.cli._check_findings import StageFinding
 
 if TYPE_CHECKING:
     from auxcheck._isolation.bounded import Bounded
 
-__all__ = ["CheckOptions", "Result", "StageResult", "ended", "plugin_packages", "prepended",
-           "project_links", "source_root", "stage_links"]
+__all__ = ["CheckOptions", "ProjectFiles", "Result", "StageResult", "ended", "list_project",
+           "plugin_packages", "prepended", "project_listing", "source_root", "stage_links"]
 
 Result = Literal["ok", "fail", "skipped", "error"]
 
@@ -65,8 +65,9 @@ class CheckOptions:
     memory: int = 0
     """Bytes of memory the processes of the mypy run, and of the contract suite, may hold
     together (0: no limit)."""
-    links: tuple[Path, ...] | None = None
-    """The symbolic links under ``path`` that no stage follows (None: found when the stages run)."""
+    listing: ProjectFiles | None = None
+    """The project's Python files and the links no stage follows, listed once for every
+    stage (None: listed when the stages run, by :func:`run_stages`)."""
     causes: tuple[StageFinding, ...] = ()
     """The imports stage's findings: a later stage's finding about the same old import is
     referred to them (set by :func:`run_stages`)."""
@@ -77,10 +78,18 @@ class CheckOptions:
     """Why the project's own moves table could not be read (the imports stage reports it)."""
 
 
-def project_links(path: Path) -> tuple[Path, ...]:
-    """Returns the symbolic links under ``path`` to a folder or a Python file, as the import
-    scan notes them: no stage follows them (a link to a folder above it would make mypy and
-    pytest walk the project again at every level, without end)."""
+@dataclass(frozen=True, slots=True)
+class ProjectFiles:
+    """One walk of the project: its Python files, and the symbolic links to a folder or a
+    Python file under it, which no stage follows (a link to a folder above it would make
+    mypy and pytest walk the project again at every level, without end)."""
+
+    files: tuple[str, ...]
+    links: tuple[Path, ...] = ()
+
+
+def list_project(path: Path) -> ProjectFiles:
+    """Returns the project at ``path`` walked once: every stage reads this listing."""
     from auxcheck._core.python_files import WalkNote, iter_python_files
 
     links: list[Path] = []
@@ -89,9 +98,13 @@ def project_links(path: Path) -> tuple[Path, ...]:
         if walk_note.kind == "link":
             links.append(Path(walk_note.path))
 
-    for _ in iter_python_files([str(path)], note=note):
-        pass
-    return tuple(links)
+    files = tuple(iter_python_files([str(path)], note=note))
+    return ProjectFiles(files, tuple(links))
+
+
+def project_listing(options: CheckOptions) -> ProjectFiles:
+    """Returns the listing of ``options`` (the project walked now when it has none)."""
+    return list_project(options.path) if options.listing is None else options.listing
 
 
 def plugin_packages(path: Path) -> list[Path]:
@@ -126,7 +139,8 @@ def ended(done: Bounded, timeout: float) -> str:
 
 
 def stage_links(options: CheckOptions) -> tuple[Path, ...]:
-    return project_links(options.path) if options.links is None else options.links
+    """Returns the links under the project that no stage follows."""
+    return project_listing(options).links
 
 
 def prepended(entry: str, path: str | None) -> str:

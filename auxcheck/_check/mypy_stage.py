@@ -8,7 +8,6 @@ not counted). An import mypy cannot resolve where auxcheck runs is a note either
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
 import sys
@@ -18,9 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from auxcheck._core.paths import is_dir, is_file
-from auxcheck._core.text import plural
-from auxcheck.cli._check_base import (
+from auxcheck._check.base import (
     CheckOptions,
     StageResult,
     ended,
@@ -29,13 +26,15 @@ from auxcheck.cli._check_base import (
     source_root,
     stage_links,
 )
-from auxcheck.cli._check_findings import (
+from auxcheck._check.findings import (
     Causes,
     StageFinding,
     mypy_subjects,
     parse_mypy,
     unresolved_module,
 )
+from auxcheck._core.paths import is_dir, is_file
+from auxcheck._core.text import plural
 
 if TYPE_CHECKING:
     from auxcheck._isolation.bounded import Bounded
@@ -133,8 +132,11 @@ def mypy_stage(options: CheckOptions) -> StageResult:
     module the stubs do not cover, a dependency not installed where auxcheck runs) is
     listed in a note, not counted.
     """
-    if importlib.util.find_spec("mypy") is None:
-        return StageResult("mypy", "skipped", summary="mypy is not installed")
+    from auxcheck._core.extras import install_note, missing_modules
+
+    if missing_modules(["mypy"]):
+        return StageResult("mypy", "skipped", summary=install_note(["mypy"],
+                                                                   needed_by="this stage"))
     packages = plugin_packages(options.path)
     if not packages:
         return StageResult("mypy", "skipped", summary="no package (folder with __init__.py, "

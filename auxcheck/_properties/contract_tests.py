@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from auxcheck._core.plugin_calls import attempt, kind_name, lookup, summarize
-from auxcheck._suite.implementation_calls import is_a
+from auxcheck._properties.implementation_calls import is_a
 from auxcheck.errors import ContractViolation
 from auxcheck.report import Finding, Report
 
@@ -28,7 +28,7 @@ def contract_test(name: str, code: str, test: Callable[[], None]) -> Callable[[]
     and whatever plugin code raised inside Hypothesis's own machinery, such as a class
     whose ``__name__`` raises when the example is printed.
     """
-    from auxcheck._suite.drawing import hypothesis_own
+    from auxcheck._properties.drawing import hypothesis_own
 
     def judged() -> None:
         outcome = attempt(test)
@@ -70,7 +70,7 @@ def guarded_body(name: str, code: str, function: Callable[..., None]) -> Callabl
     a ContractViolation (``code``) here, inside the body, so Hypothesis shrinks it as a
     failure. ContractViolation and Hypothesis's own exceptions pass unchanged.
     """
-    from auxcheck._suite.drawing import hypothesis_control
+    from auxcheck._properties.drawing import hypothesis_control
 
     def run(**kwargs: Any) -> None:
         outcome = attempt(function, **kwargs)

@@ -14,30 +14,28 @@ from __future__ import annotations
 
 import functools
 import importlib.util
-import json
 import os
 import re
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from auxcheck._core.sources import SCAN_MAX_FILE_SIZE
-from auxcheck._core.text import plural
-from auxcheck.cli._check_base import (
+from auxcheck._check.base import (
     CheckOptions,
     StageResult,
     ended,
+    list_project,
     plugin_packages,
     prepended,
-    project_links,
+    project_listing,
     source_root,
     stage_links,
 )
-from auxcheck.cli._check_findings import (
+from auxcheck._check.findings import (
     Causes,
     StageFinding,
     caused_lines,
@@ -46,7 +44,9 @@ from auxcheck.cli._check_findings import (
     refer_release,
     release_findings,
 )
-from auxcheck.cli._check_mypy import mypy_stage
+from auxcheck._check.mypy_stage import mypy_stage
+from auxcheck._core.sources import SCAN_MAX_FILE_SIZE
+from auxcheck._core.text import plural
 
 if TYPE_CHECKING:
     from auxcheck._isolation.bounded import Bounded
@@ -61,8 +61,8 @@ __all__ = [
     "contract_command",
     "for_check",
     "has_xdist",
+    "list_project",
     "plugin_packages",
-    "project_links",
     "run_stages",
     "source_root",
 ]
@@ -88,15 +88,15 @@ def run_imports(options: CheckOptions) -> StageResult:
     """Returns the import scan's result: fail when any AUX501/AUX502 use remains, or a file
     cannot be read, decoded or parsed (AUX504; every file is parsed, not only those naming
     an old module)."""
-    from auxcheck._core.python_files import iter_python_files
     from auxcheck.migrate.scan import scan_paths
 
     if options.moves_error is not None:
         return StageResult("imports", "error", summary=options.moves_error,
                            output=options.moves_error)
-    files = sum(1 for _ in iter_python_files([str(options.path)]))
+    listed = project_listing(options).files
+    files = len(listed)
     report = [_in_project(for_check(f), options.path)
-              for f in scan_paths([str(options.path)], moves=options.moves, every_file=True,
+              for f in scan_paths(listed, moves=options.moves, every_file=True,
                                   max_size=SCAN_MAX_FILE_SIZE, releases=options.releases)]
     counts = {"files": files, "findings": len(report)}
     for code in ("AUX501", "AUX502", "AUX504"):
@@ -143,8 +143,9 @@ def contract_command(options: CheckOptions, results: Path) -> list[str]:
     if options.jobs and has_xdist():
         command += ["-n", str(options.jobs)]
     # pytest would follow a link to a folder above it at every level (the conftest, and
-    # every contract item, once per level): it is given only what the import scan saw.
-    command += [f"--ignore={link}" for link in stage_links(options)]
+    # every contract item, once per level), even one inside a folder the walk skips
+    # (`env/`): this plugin keeps it out of every link, and records each one it skipped.
+    command += ["-p", "auxcheck._check.pytest_links"]
     return [*command, *options.pytest_args, "."]
 
 
@@ -167,13 +168,12 @@ class ContractSubjects:
     """``path:line`` of the first files that use the contract's names."""
 
 
-def contract_subjects(path: Path) -> ContractSubjects:
-    """Returns whether any Python file under ``path`` names a fixture of the suite, and
-    where the contract is used (at most three places), reading each file's bytes once."""
-    from auxcheck._core.python_files import iter_python_files
-
+def contract_subjects(path: Path, files: Sequence[str]) -> ContractSubjects:
+    """Returns whether any of the Python ``files`` of the project at ``path`` names a fixture
+    of the suite, and where the contract is used (at most three places), reading each
+    file's bytes once."""
     uses: list[str] = []
-    for name in iter_python_files([str(path)]):
+    for name in files:
         try:
             with open(name, "rb") as handle:
                 data = handle.read(SCAN_MAX_FILE_SIZE)
@@ -204,16 +204,56 @@ def _nothing_named(subjects: ContractSubjects) -> str:
 def run_contract(options: CheckOptions) -> StageResult:
     """Returns the contract suite's result: ``pytest --auxcheck -m auxcheck`` in ``PATH``;
     skipped, saying why, when no Python file of the project names the suite's fixtures
-    (a plugin without auxiliary outputs has nothing to check)."""
-    subjects = contract_subjects(options.path)
+    (a plugin without auxiliary outputs has nothing to check), or when pytest or
+    hypothesis is not installed (auxcheck without its ``contracts`` extra)."""
+    subjects = contract_subjects(options.path, project_listing(options).files)
     if not subjects.fixtures:
         return StageResult("contract", "skipped", summary=_nothing_named(subjects),
                            data={"uses": list(subjects.uses)})
+    from auxcheck._core.extras import CONTRACT_SUITE_NEEDS, install_note, missing_modules
+
+    missing = missing_modules(CONTRACT_SUITE_NEEDS)
+    if missing:
+        return StageResult("contract", "skipped", summary=install_note(
+            missing, needed_by="the contract suite"), data={"missing": missing})
+    from auxcheck._check.pytest_links import read_skipped
+
     with tempfile.TemporaryDirectory(prefix="auxcheck-") as tmp:
-        results = Path(tmp) / "results.json"
+        results, links = Path(tmp) / "results.json", Path(tmp) / "links.txt"
         command = contract_command(options, results)
-        done = _run_streamed(command, options)
+        done = _run_streamed(command, options, links)
         outcomes = _outcomes(results, options.path)
+        skipped = read_skipped(links, options.path)
+    return _noting_links(_contract_result(options, command, done, outcomes), skipped, options)
+
+
+_LINKS_NAMED = 3
+"""Links the contract stage's note names; the rest are counted."""
+
+
+def _noting_links(result: StageResult, skipped: Sequence[str],
+                  options: CheckOptions) -> StageResult:
+    """Returns ``result`` with a note naming the symbolic links pytest was kept out of that
+    the walk never met (one inside a folder it skips, ``env/``), if any: the warning
+    before the stages names those it met."""
+    warned = {link.relative_to(options.path).as_posix() for link in stage_links(options)
+              if link.is_relative_to(options.path)}
+    unseen = [name for name in skipped if name not in warned]
+    if not unseen:
+        return result
+    shown = ", ".join(unseen[:_LINKS_NAMED]) + (
+        f" and {len(unseen) - _LINKS_NAMED} more" if len(unseen) > _LINKS_NAMED else "")
+    note = (f"note: pytest did not follow {plural(len(unseen), 'symbolic link')} ({shown}): "
+            "a link may lead out of the project or back into it; check the folder it points "
+            "to on its own")
+    summary = f"{result.summary}; {plural(len(unseen), 'symbolic link')} not followed ({shown})"
+    return replace(result, summary=summary, output="\n".join(filter(None, [result.output, note])),
+                   data={**result.data, "links_not_followed": unseen})
+
+
+def _contract_result(options: CheckOptions, command: list[str], done: Bounded,
+                     outcomes: _Outcomes) -> StageResult:
+    """Returns the contract stage's result from how its pytest ended and its results file."""
     counts = outcomes.counts
     summary = ", ".join(f"{n} {k}" for k, n in counts.items() if n or k == "passed")
     data = {"command": command[1:]}  # from `-m pytest`: the interpreter is this one
@@ -283,12 +323,14 @@ def _nothing_judged(outcomes: _Outcomes, summary: str) -> str:
             "expected the items of auxcheck_device_output and the observers to run")
 
 
-def _run_streamed(command: list[str], options: CheckOptions) -> Bounded:
+def _run_streamed(command: list[str], options: CheckOptions, links: Path) -> Bounded:
     """Runs ``command`` in ``PATH`` within ``--timeout`` (its process group killed after it);
-    its output goes to stderr as it comes when streaming."""
+    its output goes to stderr as it comes when streaming; the symbolic links it skips are
+    recorded in ``links``."""
+    from auxcheck._check.pytest_links import SKIPPED_LINKS_ENV
     from auxcheck._isolation.bounded import run_bounded
 
-    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", SKIPPED_LINKS_ENV: str(links)}
     src = source_root(options.path)
     if src is not None:  # a src layout imports without being installed first
         env["PYTHONPATH"] = prepended(str(src), env.get("PYTHONPATH"))
@@ -326,26 +368,25 @@ _VERDICTS = ("passed", "failed", "error")
 
 
 def _outcomes(results: Path, root: Path) -> _Outcomes:
-    """Returns what the results file says; ``written`` False when it is missing or garbled."""
-    from auxcheck._suite.header import count_subjects
+    """Returns what the results file says, read through its schema (each finding's code,
+    location and message are fields); ``written`` False when it is missing, garbled or of
+    another version."""
+    from auxcheck._suite.result_file import ResultsFileError, read_results
 
     counts = {"passed": 0, "failed": 0, "error": 0, "skipped": 0}
     try:
-        items = json.loads(results.read_text())["items"]
-        rows = [(str(i["outcome"]), str(i["nodeid"]), str(i["message"]), i.get("findings"))
-                for i in items]
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):  # missing or garbled
+        items = read_results(results.read_text(encoding="utf-8")).items
+    except (OSError, ValueError, ResultsFileError):  # missing, undecodable or garbled
         return _Outcomes(counts)
     failed, failures, subjects, judged = [], [], 0, 0
-    for outcome, nodeid, message, located in rows:
-        counts[outcome] = counts.get(outcome, 0) + 1
-        if outcome in ("failed", "error"):
-            failed.append(f"{nodeid}: {message}")
-            failures.append(contract_findings(nodeid, outcome, message, located, root))
-        of = count_subjects([nodeid])
-        if of.outputs or of.observers:  # an item of a fixture value, not impl or imports
+    for item in items:
+        counts[item.outcome] = counts.get(item.outcome, 0) + 1
+        if item.outcome in ("failed", "error"):
+            failed.append(f"{item.nodeid}: {item.message}")
+            failures.append(contract_findings(item, root))
+        if item.kind in ("output", "observer"):  # a fixture value's item, not impl or imports
             subjects += 1
-            judged += outcome in _VERDICTS
+            judged += item.outcome in _VERDICTS
     return _Outcomes(counts, failed, tuple(failures), True, subjects, judged)
 
 
@@ -354,11 +395,11 @@ def run_sglang(options: CheckOptions) -> StageResult:
     from auxcheck._releases.index import ReleaseIndex
     from auxcheck._releases.plugin_scan import scan_project
     from auxcheck._releases.release_check import ReleaseResult, check_release, render_matrix
-    from auxcheck.releases import ReleaseError, find_release, local_releases
+    from auxcheck._releases.wheels import ReleaseError, find_release, local_releases
 
     if not options.releases and not options.wheels and not options.sources:
         return StageResult("sglang", "skipped", summary="no --sglang, no [tool.auxcheck] sglang")
-    scan = scan_project(options.path)
+    scan = scan_project(options.path, files=project_listing(options).files)
     moves = options.moves
     results: list[ReleaseResult] = []
     versions = list(options.releases)
@@ -445,8 +486,8 @@ def run_stages(options: CheckOptions, *, clock: Callable[[], float] = time.perf_
     after it ran or was left out (``--skip``), ``index`` counting from 1. A later stage's
     finding about an old import the imports stage found is referred to that finding.
     """
-    if options.links is None:  # one walk: every stage leaves the same links out
-        options = replace(options, links=project_links(options.path))
+    if options.listing is None:  # one walk: every stage reads the same files, skips the same links
+        options = replace(options, listing=list_project(options.path))
     if options.moves is None:  # one table: every stage knows the same moves
         table, problem = project_table(options.path)
         options = replace(options, moves=table, moves_error=problem)

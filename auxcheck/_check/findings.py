@@ -24,6 +24,7 @@ from auxcheck._core.text import plural
 
 if TYPE_CHECKING:
     from auxcheck._releases.release_check import ReleaseResult
+    from auxcheck._suite.result_file import ItemResult
     from auxcheck.migrate.moves import MoveTable
     from auxcheck.report import Finding
 
@@ -70,6 +71,8 @@ class StageFinding:
     see: str | None = None
     """Set on a finding caused by another stage's finding, naming it (``imports: AUX501 at
     plugin/x.py:3``); such a finding is not counted."""
+    subject: str | None = None
+    """The offending object, described (a contract finding's plugin object), if any."""
 
     @property
     def location(self) -> str:
@@ -85,12 +88,15 @@ class StageFinding:
         return f"{self.stage}: {self.code}{where}"
 
     def to_dict(self) -> dict[str, Any]:
-        """Returns the finding as JSON-ready data (``see`` only on a referred finding)."""
+        """Returns the finding as JSON-ready data (``see`` only on a referred finding,
+        ``subject`` only on one about an object)."""
         data: dict[str, Any] = {"stage": self.stage, "code": self.code, "message": self.message,
                                 "path": self.path, "line": self.line, "column": self.column,
                                 "level": self.level, "hint": self.hint}
         if self.see is not None:
             data["see"] = self.see
+        if self.subject is not None:
+            data["subject"] = self.subject
         return data
 
 
@@ -333,49 +339,39 @@ def parse_mypy(output: str, root: Path, cwd: Path) -> MypyOutput:
 
 # ---------------------------------------------------------------- contract and releases
 
-_RULE = re.compile(r"\bAUX\d{3}\b")
-
-
-def contract_findings(nodeid: str, outcome: str, message: str, located: object,
-                      root: Path) -> tuple[StageFinding, ...]:
-    """Returns a failed contract item's findings: one per ``[code, location, message]`` the
-    item recorded (located relative to the project folder ``root``), else one for the item,
-    under the rule its message (or its name) names, at the file it was collected from (a
-    conftest) when its id starts with one."""
-    if isinstance(located, list) and located and all(
-            isinstance(f, list) and len(f) == 3 and isinstance(f[0], str)
-            and isinstance(f[1], (str, type(None))) and isinstance(f[2], str) for f in located):
+def contract_findings(item: ItemResult, root: Path) -> tuple[StageFinding, ...]:
+    """Returns a failed contract item's findings: one per finding the item recorded (its
+    code, location and message as fields, located relative to the project folder ``root``),
+    else one for the item under its own rule, at the file it points at (a conftest)."""
+    if item.findings:
         found = []
-        for code, location, text in located:
+        for finding in item.findings:
+            location = finding.location
             path, line, col = split_location(location) if location else (None, None, None)
-            found.append(StageFinding("contract", code, f"{nodeid}: {code} {text}",
-                                      None if path is None else project_path(path, root),
-                                      line, col))
+            found.append(StageFinding(
+                "contract", finding.code, f"{item.nodeid}: {finding.code} {finding.message}",
+                None if path is None else project_path(path, root), line, col,
+                subject=finding.subject))
         return tuple(found)
-    rule = _RULE.search(message) or _RULE.search(nodeid.rpartition("::")[2])
-    first = nodeid.split("::", 1)[0]
-    path = first if first.endswith(".py") else None
-    text = f"{nodeid}: {message}" if message else f"{nodeid}: {outcome}"
-    return (StageFinding("contract", rule.group(0) if rule else "contract", text, path),)
+    text = f"{item.nodeid}: {item.message}" if item.message else f"{item.nodeid}: {item.outcome}"
+    code = item.codes[0] if item.codes else "contract"
+    return (StageFinding("contract", code, text, item.path),)
 
 
-_IMPORT_TEXT = re.compile(r"`(?:from (?P<module>[\w.]+) import (?P<name>\w+)"
-                          r"|import (?P<imported>[\w.]+))(?: as \w+)?`")
-
-
-def import_subjects(finding: StageFinding) -> list[Subject]:
-    """Returns what a release's AUX503 is about: the import it quotes (``from m import X``,
-    ``import m``); nothing for other findings."""
-    if finding.code != "AUX503":
+def import_subjects(finding: Finding) -> list[Subject]:
+    """Returns what a release's AUX503 is about: the import it judged, which the release
+    check keeps as the finding's object (``(module, name)``, name None for ``import m``);
+    nothing for other findings, or one without that object."""
+    subject = finding.obj
+    if finding.code != "AUX503" or type(subject) is not tuple or len(subject) != 2:
         return []
-    match = _IMPORT_TEXT.search(finding.message)
-    if match is None:
+    module, name = subject
+    if not isinstance(module, str) or not isinstance(name, (str, type(None))):
         return []
-    if match.group("imported"):
-        module = match.group("imported")
-        parent, _, name = module.rpartition(".")
-        return [(module, None), *([(parent, name)] if parent else [])]
-    return [(match.group("module"), match.group("name"))]
+    if name is not None:
+        return [(module, name)]
+    parent, _, last = module.rpartition(".")
+    return [(module, None), *([(parent, last)] if parent else [])]
 
 
 def release_findings(result: ReleaseResult, root: Path) -> list[StageFinding]:
@@ -398,7 +394,7 @@ def refer_release(result: ReleaseResult, causes: Causes, root: Path,
         kept = []
         for finding in stage.findings:
             ours = from_finding("sglang", finding, root, prefix=f"sglang {result.version}: ")
-            cause = causes.at(ours.path, ours.line, import_subjects(ours))
+            cause = causes.at(ours.path, ours.line, import_subjects(finding))
             if cause is None:
                 kept.append(finding)
             else:

@@ -132,7 +132,7 @@ def release_version(spec: str) -> str | None:
     """
     if not spec.startswith(_RELEASE_PREFIX):
         return None
-    from auxcheck.releases import ReleaseError, parse_versions
+    from auxcheck._releases.wheels import ReleaseError, parse_versions
 
     version = spec.removeprefix(_RELEASE_PREFIX)
     try:
@@ -154,7 +154,7 @@ def release_implementation(version: str) -> Implementation:
     (naming the member or the cache folder), InvalidArgument when the release predates the
     composites (0.5.20) or its module raises on import.
     """
-    from auxcheck.releases import find_release, import_modules, unpack
+    from auxcheck._releases.wheels import find_release, import_modules, unpack
 
     release = find_release(version)
     name = f"{_RELEASE_PREFIX}{version}"

@@ -17,7 +17,7 @@ from auxcheck._runtime.recording import Appended, LeafRaised, Operand, build_ope
 from auxcheck.report import Finding, describe
 
 if TYPE_CHECKING:
-    from auxcheck._suite.implementations import Implementation
+    from auxcheck._properties.implementations import Implementation
 
 __all__ = [
     "ImplementationFailed",

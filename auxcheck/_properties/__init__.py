@@ -1,0 +1,1 @@
+"""The Hypothesis kernel: strategies, properties and the state machine, run without pytest."""
