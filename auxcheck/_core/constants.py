@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 
 __all__ = ["string_constants", "string_value"]
 
@@ -24,20 +24,25 @@ def string_constants(tree: ast.Module) -> dict[str, str]:
             if bound[name] == 1}
 
 
-def string_value(node: ast.expr, constants: Mapping[str, str]) -> str | None:
+def string_value(node: ast.expr,
+                 constants: Mapping[str, str] | Callable[[str], str | None]) -> str | None:
     """Returns the string ``node`` evaluates to when made of literals and ``constants`` alone
-    (a name, an f-string with plain or ``!s`` fields, ``+``); None when it cannot be known."""
+    (a name, an f-string with plain or ``!s`` fields, ``+``); None when it cannot be known.
+
+    ``constants`` maps a name to the string it always holds, or is a function answering that
+    (None for a name whose value is in doubt): a caller reading names by scope passes one."""
+    named = constants.get if isinstance(constants, Mapping) else constants
     try:
-        return _value(node, constants)
+        return _value(node, named)
     except RecursionError:  # thousands of `+` deep: past what can be followed
         return None
 
 
-def _value(node: ast.expr, constants: Mapping[str, str]) -> str | None:
+def _value(node: ast.expr, constants: Callable[[str], str | None]) -> str | None:
     if isinstance(node, ast.Constant):
         return node.value if isinstance(node.value, str) else None
     if isinstance(node, ast.Name):
-        return constants.get(node.id)
+        return constants(node.id)
     if isinstance(node, ast.FormattedValue):
         plain = node.conversion in (-1, ord("s")) and node.format_spec is None
         return _value(node.value, constants) if plain else None

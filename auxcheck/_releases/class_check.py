@@ -6,7 +6,8 @@ per release, read with ``ast`` on both sides (:mod:`auxcheck._releases.plugin_cl
 - a concrete class defines every abstract method its SGLang bases declare, where their
   metaclass is ABCMeta; else Python cannot instantiate it (AUX705);
 - each method it overrides takes the calls SGLang's own code makes to the base's method
-  (AUX705; the rule of :func:`auxcheck._core.signatures.fit_hook`, as for a REPLACE hook);
+  (AUX705; the rule of :func:`auxcheck._core.signatures.fit_hook`, as for a REPLACE hook),
+  a failure only on a call through a receiver known to reach the class;
 - each ``self.m(...)`` / ``super().m(...)`` it makes to a method it does not define
   exists in the release (AUX503) and binds to its signature (AUX704).
 
@@ -52,13 +53,6 @@ _CLEAR_CLASS_DECORATORS = frozenset({
     "total_ordering", "functools.total_ordering", "runtime_checkable",
     "typing.runtime_checkable"})
 """Class decorators that add no method a ``self.m(...)`` could reach (dunders aside)."""
-_GENERIC = frozenset(
-    n for t in (dict, list, set, str, bytes, tuple) for n in dir(t) if not n.startswith("_")) | {
-    "run", "close", "start", "stop", "reset", "step", "load", "save", "apply", "wait", "send",
-    "recv", "read", "write", "flush", "put", "submit", "to", "size", "view", "item", "tolist",
-    "numel", "sum", "cpu", "cuda", "clone", "detach", "contiguous", "shutdown", "set"}
-"""Method names SGLang's code also calls on dicts, lists, tensors and files: a call site
-``x.get(...)`` is no evidence that SGLang calls the plugin class's ``get``."""
 _ROOM = frozenset({"one more argument by position (the target takes *args)",
                    "a keyword the target takes through **kwargs"})
 """The calls :func:`auxcheck._core.signatures.call_shapes` tries for ``*args``/``**kwargs``."""
@@ -264,7 +258,7 @@ class _Classes:
         self.stage = StageBuilder("classes")
         defined = Counter(c.dotted for c in scan.subclasses)
         self.twice = {dotted for dotted, times in defined.items() if times > 1}
-        self.site_memo: dict[tuple[str, frozenset[str]], list[CallShape]] = {}
+        self.site_memo: dict[tuple[str, frozenset[str], bool], list[CallShape]] = {}
 
     def run(self) -> ReleaseStage:
         for cls in self.graph.scan.subclasses:
@@ -440,26 +434,32 @@ class _Classes:
                              f"{target.where} takes only *args/**kwargs: it declares no call "
                              "to compare the override with", quiet=True)
             return
-        fit = fit_hook(theirs, mine, "REPLACE")
+        fit, typed = fit_hook(theirs, mine, "REPLACE"), True
         if fit.verdict != "ok":
             fit = fit_hook(theirs, mine, "REPLACE", sites=self.sites(target, theirs, mro))
-        self.override_verdict(cls, method, target, theirs, mine, fit)
+        if fit.verdict != "ok" and not fit.evidence:
+            # Calls of that name on receivers of unknown type: a note's evidence, never a failure's.
+            loose = fit_hook(theirs, mine, "REPLACE",
+                             sites=self.sites(target, theirs, mro, typed=False))
+            fit, typed = (loose, False) if loose.evidence else (fit, True)
+        self.override_verdict(cls, method, target, theirs, mine, fit, typed=typed)
 
-    def sites(self, target: Callee, theirs: inspect.Signature,
-              mro: Sequence[_Node]) -> list[CallShape]:
-        """Returns SGLang's calls to ``target`` that may reach the plugin class: not those
-        another SGLang class makes on itself (``self.m(...)`` in a sibling backend), nor
-        those passing what the base takes only through ``*args``/``**kwargs`` (made to one
-        subclass's own signature, not the base's)."""
+    def sites(self, target: Callee, theirs: inspect.Signature, mro: Sequence[_Node], *,
+              typed: bool = True) -> list[CallShape]:
+        """Returns SGLang's calls to ``target`` that may reach the plugin class: with
+        ``typed``, only through receivers known to reach the base (else every call of that
+        name); not those another SGLang class makes on itself (``self.m(...)`` in a sibling
+        backend), nor those passing what the base takes only through ``*args``/``**kwargs``
+        (made to one subclass's own signature, not the base's)."""
         ours = frozenset(n.key for n in mro if n.kind == "sglang")  # plugin classes are not
-        key = (target.where, ours)                                      # in SGLang's modules
+        key = (target.where, ours, typed)                               # in SGLang's modules
         if key not in self.site_memo:  # classes of one shape share their bases' call sites
-            self.site_memo[key] = self.reaching(target, theirs, ours)
+            self.site_memo[key] = self.reaching(target, theirs, ours, typed)
         return self.site_memo[key]
 
-    def reaching(self, target: Callee, theirs: inspect.Signature,
-                 ours: frozenset[str]) -> list[CallShape]:
-        found = call_sites(self.index, target)
+    def reaching(self, target: Callee, theirs: inspect.Signature, ours: frozenset[str],
+                 typed: bool) -> list[CallShape]:
+        found = call_sites(self.index, target, typed=typed)
         foreign: set[str] = set()
         for module in {module_of_path(s.where.rpartition(":")[0])[0] for s in found}:
             foreign |= {_loc(c.location) for cls in self.graph.module_classes(module).values()
@@ -468,7 +468,8 @@ class _Classes:
 
     def override_verdict(self, cls: PluginClass, method: PluginFunction, target: Callee,
                          theirs: inspect.Signature, mine: inspect.Signature,
-                         fit: HookFit) -> None:
+                         fit: HookFit, *, typed: bool) -> None:
+        """Judges an override by its fit: a failure only on a call known to reach the class."""
         name = target.name
         subject = f"{cls.qualname}.{name}"
         if fit.verdict == "ok":
@@ -488,14 +489,14 @@ class _Classes:
         unclear = tuple(d for d in (*method.decorators, *target.decorators)
                         if not is_clear_decorator(d))
         demands = bool(fit.evidence) and _demands(theirs, mine, first=receiver)
-        if not fit.evidence or unclear or demands or name in _GENERIC:
+        if not fit.evidence or unclear or demands or not typed:
             why = (f"{', '.join('@' + u for u in unclear)} decorates one of them, and auxcheck "
                    "does not know its effect on the signature" if unclear and fit.evidence else
                    f"it requires what no call made through {target.owner} passes, so it is "
                    "called another way (by the plugin's own code); not judged a failure"
                    if demands else
-                   f"SGLang calls .{name}(...) on other objects too, so those calls may not "
-                   "reach this class" if fit.evidence else
+                   f"SGLang calls .{name}(...) on other objects too, and no receiver of "
+                   "those calls is known to reach this class" if fit.evidence else
                    f"no call SGLang {self.version} makes was seen to pass it ({fit.sites} "
                    "call(s) read); a caller that does gets TypeError")
             # A misfit only on the extra arguments a base's *args/**kwargs would take, with

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from auxcheck._core.progress import task, tick
+from auxcheck._core.shapes import Shape, shaped
 from auxcheck._core.text import plural
 from auxcheck._releases.index import Homes, ReleaseIndex, read_cached, write_cached
 from auxcheck._releases.stars import star_names
@@ -285,23 +286,30 @@ def _cache_path(releases: Sequence[Release], cache: Path | None) -> Path | None:
             / f"moves-{'-'.join(keys)}-{code.hexdigest()[:16]}.json")
 
 
+_DOCUMENT: Shape = {
+    "from": str, "to": str,
+    "moves": [{"old": str, "new": str, "names": [str], "since": str}],
+    "left_out": [{"old": str, "name": str, "candidates": [str]}],
+    "gone": [{"old": str, "name": str}],
+    "chosen": [{"old": str, "name": str, "new": str, "definers": [str], "why": str}],
+}
+"""The document :func:`render_json` writes."""
+
+
 def _from_document(document: object) -> InferredMoves | None:
-    """Returns the moves :func:`render_json` wrote, or None for anything else."""
-    if not isinstance(document, dict):
+    """Returns the moves :func:`render_json` wrote, or None for anything else (a value of
+    the wrong type included: the cache entry is then absent, and rebuilt)."""
+    if not (isinstance(document, dict) and shaped(document, _DOCUMENT)):
         return None
-    try:
-        return InferredMoves(
-            source=document["from"], target=document["to"],
-            moves=tuple(Move(m["old"], m["new"], tuple(m["names"]), m["since"])
-                        for m in document["moves"]),
-            left_out=tuple(LeftOut(x["old"], x["name"], tuple(x["candidates"]))
-                           for x in document["left_out"]),
-            gone=tuple(Gone(x["old"], x["name"]) for x in document["gone"]),
-            choices=tuple(Choice(x["old"], x["name"], Home(x["new"], tuple(x["definers"]),
-                                                           x["why"]))
-                          for x in document["chosen"]))
-    except (KeyError, TypeError):
-        return None
+    return InferredMoves(
+        source=document["from"], target=document["to"],
+        moves=tuple(Move(m["old"], m["new"], tuple(m["names"]), m["since"])
+                    for m in document["moves"]),
+        left_out=tuple(LeftOut(x["old"], x["name"], tuple(x["candidates"]))
+                       for x in document["left_out"]),
+        gone=tuple(Gone(x["old"], x["name"]) for x in document["gone"]),
+        choices=tuple(Choice(x["old"], x["name"], Home(x["new"], tuple(x["definers"]), x["why"]))
+                      for x in document["chosen"]))
 
 
 # ---------------------------------------------------------------- output

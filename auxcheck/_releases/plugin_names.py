@@ -17,6 +17,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from auxcheck._core.constants import string_value
 from auxcheck._core.pyast import catches_import_error, is_main_block, is_type_checking
 
 __all__ = [
@@ -312,21 +313,14 @@ class Scopes:
 
     def string(self, node: ast.expr, upto: int | None = None, depth: int = 0) -> str | None:
         """Returns the string ``node`` (seen from scope ``upto - 1``) always holds: a constant,
-        a name bound once to one, an f-string or ``+`` of those; None when it may hold more."""
-        if isinstance(node, ast.Constant) and isinstance(node.value, str):
-            return node.value
-        if isinstance(node, ast.Name) and depth < 16:
-            found = self.sole_value(node.id, upto)
+        a name bound once to one, an f-string or ``+`` of those (composed as
+        :func:`auxcheck._core.constants.string_value` composes them); None when it may hold
+        more."""
+        def named(name: str) -> str | None:
+            found = self.sole_value(name, upto) if depth < 16 else None
             return None if found is None else self.string(found[0], found[1], depth + 1)
-        if isinstance(node, ast.FormattedValue) and node.conversion == -1 and not node.format_spec:
-            return self.string(node.value, upto, depth)
-        if isinstance(node, ast.JoinedStr):
-            parts = [self.string(v, upto, depth) for v in node.values]
-            return None if any(p is None for p in parts) else "".join(p or "" for p in parts)
-        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-            left, right = self.string(node.left, upto, depth), self.string(node.right, upto, depth)
-            return None if left is None or right is None else left + right
-        return None
+
+        return string_value(node, named)
 
     def member(self, node: ast.expr, members: frozenset[str], upto: int | None = None,
                depth: int = 0) -> str:

@@ -19,6 +19,7 @@ from auxcheck._core.pyast import IMPORT_ERROR_CATCHERS, absolute_module, caught_
 from auxcheck._core.text import shortened
 from auxcheck._releases.index import Lookup, ReleaseIndex
 from auxcheck._releases.moves_infer import Home, home_near
+from auxcheck._releases.plugin_names import Binding, FrameKind, Scopes, module_names, scope_names
 from auxcheck._releases.stage import StageBuilder
 
 __all__ = ["PatchUse", "collect_patches", "judge_patches"]
@@ -71,8 +72,8 @@ class _Collector(ast.NodeVisitor):
         self.shown = shown
         self.module = module
         self.bindings = bindings
-        self.constants: dict[str, str] = {}
-        self.scopes: list[dict[str, _Owner]] = [{}]  # import_module results, innermost last
+        self.names = Scopes()  # every scope's bindings, as Python nests them
+        self.scopes: list[dict[str, _Owner]] = []  # import_module results, one per scope
         self.scope_ids = [0]
         self.next_scope = 1
         self.guards = 0  # enclosing `try` bodies whose handler swallows a failing import
@@ -81,11 +82,7 @@ class _Collector(ast.NodeVisitor):
         self.reads: list[tuple[str, int, int]] = []  # dotted, line, scope
 
     def run(self, tree: ast.Module) -> tuple[PatchUse, ...]:
-        for node in tree.body:
-            if (isinstance(node, ast.Assign) and len(node.targets) == 1
-                    and isinstance(node.targets[0], ast.Name)
-                    and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)):
-                self.constants[node.targets[0].id] = node.value.value
+        self.push("module", module_names(tree))
         self.visit(tree)
         return tuple(self._finish(patch, end, scope) for patch, end, scope in self.stores)
 
@@ -104,19 +101,51 @@ class _Collector(ast.NodeVisitor):
 
     # -- scopes and guards
 
+    def push(self, kind: FrameKind, names: dict[str, list[Binding]]) -> None:
+        """Opens a scope: its names as Python binds them, and its ``import_module`` results."""
+        self.names.push(kind, "", names)
+        self.scopes.append({})
+
+    def pop(self) -> None:
+        self.names.pop()
+        self.scopes.pop()
+
+    def within(self, kind: FrameKind, names: dict[str, list[Binding]],
+               body: list[ast.AST]) -> None:
+        self.push(kind, names)
+        for child in body:
+            self.visit(child)
+        self.pop()
+
     def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         for extra in [*node.decorator_list, *node.args.defaults, *node.args.kw_defaults]:
             if extra is not None:
                 self.visit(extra)
-        self.scopes.append({})
         self.scope_ids.append(self.next_scope)
         self.next_scope += 1
-        for child in node.body:
-            self.visit(child)
-        self.scopes.pop()
+        self.within("function", scope_names(node.body, node.args), list(node.body))
         self.scope_ids.pop()
 
     visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        for extra in [*node.decorator_list, *node.bases, *node.keywords]:
+            self.visit(extra)
+        self.within("class", scope_names(node.body), list(node.body))
+
+    def visit_Lambda(self, node: ast.Lambda) -> None:
+        for extra in [*node.args.defaults, *node.args.kw_defaults]:
+            if extra is not None:
+                self.visit(extra)
+        self.within("nested", scope_names([], node.args), [node.body])
+
+    def visit_ListComp(self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp,
+                       ) -> None:
+        names = {n.id: [Binding(n.id, "other", n.lineno, n.lineno, 0, n)]
+                 for g in node.generators for n in ast.walk(g.target) if isinstance(n, ast.Name)}
+        self.within("nested", names, list(ast.iter_child_nodes(node)))
+
+    visit_SetComp = visit_GeneratorExp = visit_DictComp = visit_ListComp
 
     def visit_Try(self, node: ast.Try) -> None:
         swallows = any(_swallows(h) for h in node.handlers)
@@ -150,10 +179,10 @@ class _Collector(ast.NodeVisitor):
             return None
         func = dotted_name(node.func) or ""
         head, _, rest = func.partition(".")
-        origin = self.bindings.get(head)
+        origin = self.origin(head, node.lineno)
         if (f"{origin}.{rest}" if rest else origin) != "importlib.import_module":
             return None
-        name = _string(node.args[0], self.constants)
+        name = self.names.string(node.args[0])
         if name is not None and name.startswith(".") and len(node.args) > 1:
             level = len(name) - len(name.lstrip("."))
             name = absolute_module(self.module, False, level, name.lstrip(".") or None)
@@ -168,14 +197,19 @@ class _Collector(ast.NodeVisitor):
             return None
         head, _, rest = chain.partition(".")
         tail = f".{rest}" if rest else ""
-        for scope in reversed(self.scopes):
-            if head in scope:
-                found = scope[head]
-                return _Owner(found.module + tail, found.via, found.guarded)
-        origin = self.bindings.get(head)
+        seen = self.names.lookup(head)
+        found = self.scopes[seen[0]].get(head) if seen is not None else None
+        if found is not None:
+            return _Owner(found.module + tail, found.via, found.guarded)
+        origin = self.origin(head, getattr(node, "lineno", 0))
         if origin is None or not (origin == "sglang" or origin.startswith("sglang.")):
             return None
         return _Owner(origin + tail, "import", self.imports.get(head, False))
+
+    def origin(self, name: str, line: int) -> str | None:
+        """Returns what the import of ``name`` binds, None where a use on ``line`` here may
+        see another binding (a parameter, a local, a loop variable of the same name)."""
+        return self.bindings.get(name) if self.names.still_imported(name, line) else None
 
     # -- stores and reads
 
@@ -217,10 +251,10 @@ class _Collector(ast.NodeVisitor):
 
     def visit_Call(self, node: ast.Call) -> None:
         func = dotted_name(node.func)
-        if func in ("setattr", "getattr", "hasattr") and func not in self.bindings and len(
+        if func in ("setattr", "getattr", "hasattr") and self.names.lookup(func) is None and len(
                 node.args) >= 2:
             owner = self.owner(node.args[0])
-            name = _string(node.args[1], self.constants)
+            name = self.names.string(node.args[1])
             if owner is not None and name is not None:
                 if func == "setattr" and len(node.args) == 3:
                     self.add(node, owner, name, "setattr")
@@ -249,15 +283,6 @@ def _suppresses(expr: ast.expr) -> bool:
         return False
     return any((dotted_name(a) or "").rpartition(".")[2] in IMPORT_ERROR_CATCHERS
                for a in expr.args)
-
-
-def _string(node: ast.expr, constants: Mapping[str, str]) -> str | None:
-    if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        return node.value
-    if isinstance(node, ast.Name):
-        return constants.get(node.id)
-    return None
-
 
 
 

@@ -26,6 +26,7 @@ from auxcheck._core.pyast import (
     tests_the_release,
 )
 from auxcheck._core.pyast import dotted_name as _dotted
+from auxcheck._core.report import Finding
 from auxcheck._core.signatures import FunctionInfo, parse_function
 from auxcheck._core.text import shortened
 from auxcheck._releases.hook_refs import (
@@ -46,7 +47,6 @@ from auxcheck._releases.plugin_names import (
     sole_binding,
 )
 from auxcheck._releases.plugin_patches import PatchUse, collect_patches
-from auxcheck.report import Finding
 
 __all__ = [
     "CONTRACT_METHODS",
@@ -632,7 +632,7 @@ def read_entry_points(root: Path) -> tuple[list[EntryPoint], list[str]]:
     ``[tool.poetry.plugins."sglang.srt.plugins"]`` are read.
     """
     from auxcheck._core.config import read_pyproject, table_at
-    from auxcheck.errors import InvalidArgument
+    from auxcheck._core.errors import InvalidArgument
 
     try:
         data = read_pyproject(root)

@@ -56,3 +56,12 @@ def test_a_sum_too_deep_to_follow_is_unknown_not_a_recursion_error() -> None:
     for _ in range(100_000):
         node = ast.BinOp(node, ast.Add(), ast.Constant("x"))
     assert string_value(node, {"A": "x"}) is None
+
+
+def test_a_caller_reading_names_by_scope_answers_them_through_a_function() -> None:
+    """``constants`` may be a function: the names it answers compose as a mapping's do, and a
+    name it cannot answer (None) leaves the whole string unknown."""
+    known = {"BASE": "sglang.srt"}.get
+    assert string_value(ast.parse("f'{BASE}.a' + '.b'", mode="eval").body, known) == (
+        "sglang.srt.a.b")
+    assert string_value(ast.parse("f'{BASE}.{OTHER}'", mode="eval").body, known) is None

@@ -77,3 +77,35 @@ def test_a_changed_release_is_not_answered_from_the_cache(tmp_path: Path) -> Non
     found = _between(tmp_path, changed)
     assert found.moves == (Move("sglang.srt.old", "sglang.srt.newer", ("Moved",), "0.0.2"),)
     assert len(_cached(tmp_path)) == 2
+
+
+WRONG_TYPES = {
+    "names-a-string": ("moves", "names", "ab"),
+    "since-a-number": ("moves", "since", 5),
+    "new-a-list": ("moves", "new", ["sglang.srt.new"]),
+    "candidates-a-string": ("left_out", "candidates", "xy"),
+    "candidates-of-numbers": ("left_out", "candidates", [1, 2]),
+    "gone-name-null": ("gone", "name", None),
+    "chosen-definers-a-string": ("chosen", "definers", "ab"),
+    "chosen-why-a-number": ("chosen", "why", 3),
+}
+
+WELL_SHAPED = {"gone": {"old": "sglang.srt.x", "name": "X"},
+               "chosen": {"old": "sglang.srt.x", "name": "X", "new": "sglang.srt.y",
+                          "definers": ["sglang.srt.y"], "why": "w"}}
+"""An entry of each field the first run leaves empty, as ``render_json`` writes one."""
+
+
+@pytest.mark.parametrize(("field", "key", "value"), WRONG_TYPES.values(), ids=WRONG_TYPES.keys())
+def test_a_cache_entry_with_wrong_value_types_is_inferred_again(
+        tmp_path: Path, field: str, key: str, value: object) -> None:
+    """An entry of the right keys but the wrong value types (``"names": "ab"`` would read as
+    the names ``a`` and ``b``) is no answer: the moves are inferred again and rewritten."""
+    first = _between(tmp_path)
+    [entry] = _cached(tmp_path)
+    document = json.loads(entry.read_text())
+    document[field] = document[field] or [WELL_SHAPED[field]]
+    document[field][0][key] = value
+    entry.write_text(json.dumps(document))
+    assert _between(tmp_path) == first
+    assert json.loads(entry.read_text()) == json.loads(render_json(first))

@@ -51,6 +51,36 @@ PREFILL_BASE = """
     """
 """A plain base whose ``prefill`` SGLang calls (``eager`` is keyword-only)."""
 
+FILTER_BASE = """
+    class Info:
+        def filter_batch(self, keep, drop):
+            return keep
+
+    class Base:
+        def __init__(self):
+            self.info = Info()
+
+        def filter_batch(self, keep, drop=None):
+            return keep
+
+        def step(self):
+            return self.info.filter_batch([1], [2])
+    """
+"""A base whose own code calls ``filter_batch`` on another object (``self.info``), as
+ScheduleBatch calls ``self.sampling_info.filter_batch(...)``."""
+
+HOLDER = """
+    class Holder:
+        backend: Base
+
+        def __init__(self, backend):
+            self.backend = backend
+
+        def go(self):
+            return self.backend.prefill([1], eager=True)
+    """
+"""SGLang code holding the object in an attribute its class body annotates ``Base``."""
+
 
 class Case(NamedTuple):
     base: str
@@ -69,6 +99,8 @@ class Case(NamedTuple):
     mixins: str = ""
     """``plug/mixins.py``: a second module of the plugin."""
     name: str = "Plugin"
+    typed: bool = True
+    """Whether ``run``'s ``obj`` is annotated ``Base`` (auxcheck knows the calls reach it)."""
 
 
 CASES = {
@@ -136,6 +168,15 @@ CASES = {
     "override-lacking-a-keyword-sglang-never-passes": Case(
         PREFILL_BASE, "class Plugin(Base):\n    def prefill(self, batch):\n        return batch",
         "note", None, False, calls="obj.prefill([1])"),
+    "override-lacking-a-keyword-sglang-passes-to-an-untyped-receiver": Case(
+        PREFILL_BASE, "class Plugin(Base):\n    def prefill(self, batch):\n        return batch",
+        "note", None, True, calls="obj.prefill([1], eager=True)", typed=False),
+    "override-unlike-a-call-of-the-same-name-on-another-object": Case(
+        FILTER_BASE, "class Plugin(Base):\n    def filter_batch(self, keep):\n        return keep",
+        "note", None, False, calls="obj.step()"),
+    "override-lacking-a-keyword-sglang-passes-through-an-annotated-attribute": Case(
+        PREFILL_BASE + HOLDER, "class Plugin(Base):\n    def prefill(self, batch):\n"
+        "        return batch", "fail", "AUX705", True, calls="srt_base.Holder(obj).go()", typed=False),
     "override-taking-kwargs": Case(
         PREFILL_BASE, "class Plugin(Base):\n    def prefill(self, batch, **kwargs):\n"
         "        return batch", "ok", None, False, calls="obj.prefill([1], eager=True)"),
@@ -201,7 +242,9 @@ CASES = {
 
 
 def _build(tmp_path: Path, case: Case) -> tuple[Path, Path]:
-    caller = (f"from sglang.srt.base import Base\n\n\ndef run(obj):\n"
+    obj = "obj: Base" if case.typed else "obj"
+    caller = (f"import sglang.srt.base as srt_base\nfrom sglang.srt.base import Base\n\n\n"
+              f"def run({obj}):\n"
               f"{textwrap.indent(case.calls or 'pass', '    ')}\n")
     release = write_release(tmp_path / "release", {
         "sglang/_version.py": '__version__ = "0.5.23"\n',
@@ -291,7 +334,19 @@ def test_the_override_finding_names_the_call_sglang_makes(tmp_path: Path) -> Non
         "sglang.srt.base.Base.prefill(self, batch, *, eager=...) (sglang/srt/base.py:3) takes in "
         "sglang 0.5.23: `obj.prefill(a1, eager=...)` raises TypeError: got an unexpected keyword "
         "argument "
-        "'eager'; SGLang's own code makes that call (sglang/srt/caller.py:5)")
+        "'eager'; SGLang's own code makes that call (sglang/srt/caller.py:6)")
+
+
+def test_a_call_of_the_name_on_an_untyped_receiver_is_a_note_that_says_so(
+        tmp_path: Path) -> None:
+    """SGLang's ``obj.prefill(..., eager=True)`` on an ``obj`` of unknown type is no failure:
+    the note names the call and says no receiver of it is known to reach the class."""
+    case = CASES["override-lacking-a-keyword-sglang-passes-to-an-untyped-receiver"]
+    release, plugin = _build(tmp_path, case)
+    [note] = [j for j in classes_stage(release, plugin).judged if j.verdict == "note"]
+    assert note.detail.endswith(
+        "SGLang's own code makes that call (sglang/srt/caller.py:6) (SGLang calls .prefill(...) "
+        "on other objects too, and no receiver of those calls is known to reach this class)")
 
 
 def test_a_missing_helper_finding_offers_the_close_names(tmp_path: Path) -> None:
