@@ -229,7 +229,8 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
     return None
 
 
-def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter,
+                            config: pytest.Config) -> None:
     """Lists the notes (AUX106) the passing items recorded, once each."""
     if OPTIONS not in config.stash:
         return

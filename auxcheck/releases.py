@@ -9,11 +9,10 @@ dependency-light modules (the contract modules need only torch) without running
 ``sglang/__init__.py`` and without leaving ``sglang`` in ``sys.modules``.
 """
 
+from auxcheck._core.errors import ReleaseError, UndecodableSource
 from auxcheck._releases.wheels import (
     CACHE_ENV,
     Release,
-    ReleaseError,
-    UndecodableSource,
     cache_dir,
     fetch_wheel,
     find_release,

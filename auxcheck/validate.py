@@ -10,6 +10,10 @@ becomes a finding with a short traceback, never a crash of the checker. torch is
 imported only when a check runs.
 """
 
+from auxcheck._core.report import (
+    Finding,
+    Report,
+)
 from auxcheck._runtime.validators import (
     check_commits,
     check_device_output,
@@ -17,10 +21,6 @@ from auxcheck._runtime.validators import (
     check_forward_observer,
     check_host_output,
     check_sampling_observer,
-)
-from auxcheck.report import (
-    Finding,
-    Report,
 )
 
 __all__ = [

@@ -72,14 +72,9 @@ must stay light), never at module level."""
 PYTEST_COMPAT = "auxcheck._suite.pytest_compat"
 """The one module that may touch pytest's private API."""
 
-FACES_NOT_YET_MOVED = frozenset({
-    # moved in the next pass: ~60 private modules still import these four faces
-    "auxcheck.errors", "auxcheck.rules", "auxcheck.report", "auxcheck.protocols",
-})
-"""Public faces private modules may still import, until their implementation moves behind them."""
-
 RE_EXPORTING_FACES = frozenset({
-    "auxcheck.aliasing", "auxcheck.machine", "auxcheck.properties", "auxcheck.releases",
+    "auxcheck.aliasing", "auxcheck.errors", "auxcheck.machine", "auxcheck.properties",
+    "auxcheck.protocols", "auxcheck.releases", "auxcheck.report", "auxcheck.rules",
     "auxcheck.strategies", "auxcheck.validate",
 })
 """Faces whose code lives in a private package behind them: they hold re-exports only."""
@@ -308,7 +303,7 @@ def test_no_module_imports_another_packages_private_names() -> None:
 def test_no_private_module_imports_a_public_face() -> None:
     """Faces only re-export: the modules behind them import each other's private homes, never
     a face (under ``if TYPE_CHECKING:`` too), so a face can change without moving its users."""
-    faces = public_faces() - FACES_NOT_YET_MOVED
+    faces = public_faces()
     breaks = sorted({f"{imp.module}:{imp.line} imports {internal_target(imp)}"
                      for imp in imports(typing_too=True)
                      if is_private_module(imp.module) and internal_target(imp) in faces})
@@ -343,9 +338,7 @@ def test_a_private_module_is_one_inside_a_private_package(module: str, private: 
 
 def test_the_faces_table_names_the_faces_the_rule_guards() -> None:
     """The rule reads docs/architecture.md's faces table, which names the modules users import."""
-    assert {"auxcheck.releases", "auxcheck.aliasing", "auxcheck.properties", "auxcheck.validate",
-            "auxcheck.strategies", "auxcheck.machine"} <= public_faces()
-    assert FACES_NOT_YET_MOVED <= public_faces()
+    assert RE_EXPORTING_FACES <= public_faces()
 
 
 def _own_names() -> frozenset[str]:
@@ -399,3 +392,29 @@ def test_private_reach_tells_owners_from_strangers(importer: str, dotted: str,
                                                    private: bool) -> None:
     """A ``_name`` is private to the package or module that defines it, nothing wider."""
     assert private_reach(importer, dotted) is private
+
+
+ERRORS_HOME = "auxcheck._core.errors"
+"""The one module that defines auxcheck's exceptions."""
+
+
+def _is_exception_class(node: ast.ClassDef, known: set[str]) -> bool:
+    bases = {ast.unparse(base).rpartition(".")[2] for base in node.bases}
+    return bool(bases & known) or any(b.endswith(("Error", "Exception", "Interrupt"))
+                                      for b in bases)
+
+
+def test_every_exception_auxcheck_defines_lives_in_one_module() -> None:
+    """Exceptions live in ``auxcheck._core.errors`` (``auxcheck.errors`` re-exports the public
+    ones); only an underscore-named control-flow signal stays in the one module that raises
+    and catches it."""
+    home = ast.parse(modules()[ERRORS_HOME].read_text(encoding="utf-8"))
+    known = {node.name for node in home.body if isinstance(node, ast.ClassDef)}
+    known |= {"Exception", "BaseException", "KeyboardInterrupt", "OSError", "ValueError"}
+    elsewhere = sorted(
+        f"{name}:{node.lineno} {node.name}"
+        for name, path in modules().items() if name != ERRORS_HOME
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.ClassDef) and not node.name.startswith("_")
+        and _is_exception_class(node, known))
+    assert elsewhere == []

@@ -4,6 +4,7 @@ plugin's packages are, and how a bounded run ended."""
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -13,9 +14,10 @@ from auxcheck._core.paths import is_dir, is_file
 
 if TYPE_CHECKING:
     from auxcheck._isolation.bounded import Bounded
+    from auxcheck.migrate.moves import MoveTable
 
 __all__ = ["CheckOptions", "ProjectFiles", "Result", "StageResult", "ended", "list_project",
-           "plugin_packages", "prepended", "project_listing", "source_root", "stage_links"]
+           "not_installed", "plugin_packages", "prepended", "project_listing", "source_root", "stage_links"]
 
 Result = Literal["ok", "fail", "skipped", "error"]
 
@@ -37,6 +39,10 @@ class StageResult:
     """The stage's own findings (the causes)."""
     referred: tuple[StageFinding, ...] = ()
     """Findings whose cause is another stage's finding (each has ``see``); not counted."""
+    not_run: str | None = None
+    """Why a skipped stage could not run (``pytest is not installed``): nothing it checks
+    was checked, which the verdict says; None for a stage that ran, or was left out by
+    choice (``--skip``) or for want of anything to check."""
 
     @property
     def failed(self) -> bool:
@@ -71,7 +77,7 @@ class CheckOptions:
     causes: tuple[StageFinding, ...] = ()
     """The imports stage's findings: a later stage's finding about the same old import is
     referred to them (set by :func:`run_stages`)."""
-    moves: Any = None
+    moves: MoveTable | None = None
     """The project's moves table (:func:`auxcheck.migrate.moves.project_moves`), built once
     by :func:`run_stages` for every stage; None: built-in only."""
     moves_error: str | None = None
@@ -126,6 +132,13 @@ def source_root(path: Path) -> Path | None:
     """Returns ``path/src`` when the project keeps its packages there (a src layout), else None."""
     src = path / "src"
     return src if is_dir(src) and any(_is_plugin_package(p) for p in src.iterdir()) else None
+
+
+def not_installed(missing: Sequence[str]) -> str:
+    """Returns ``pytest and hypothesis are not installed``: why a stage could not run."""
+    names = " and ".join(missing) if len(missing) < 3 else (
+        f"{', '.join(missing[:-1])} and {missing[-1]}")
+    return f"{names} {'is' if len(missing) == 1 else 'are'} not installed"
 
 
 def ended(done: Bounded, timeout: float) -> str:

@@ -7,14 +7,15 @@ mypy on the same line (the stubs lack the name there), the contract suite's ``im
 (the same scan), and a release's AUX503 where the old module is gone. The imports stage's
 finding is the cause; a later stage's finding that is provably about the same old import
 (same file and line, naming the old module or moved name) is *referred* to it: kept, with
-``see`` naming the cause, but not counted, and not failing its stage on its own.
+``cause`` holding the cause (``see`` names it), but not counted, and not failing its stage on
+its own.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any, Literal
@@ -23,10 +24,10 @@ from auxcheck._core.paths import split_location
 from auxcheck._core.text import plural
 
 if TYPE_CHECKING:
+    from auxcheck._core.report import Finding
     from auxcheck._releases.release_check import ReleaseResult
     from auxcheck._suite.result_file import ItemResult
     from auxcheck.migrate.moves import MoveTable
-    from auxcheck.report import Finding
 
 __all__ = [
     "Causes",
@@ -68,9 +69,9 @@ class StageFinding:
     level: Literal["error", "warning", "note"] = "error"
     hint: str = ""
     """How to fix it (the rule table's hint for AUX codes)."""
-    see: str | None = None
-    """Set on a finding caused by another stage's finding, naming it (``imports: AUX501 at
-    plugin/x.py:3``); such a finding is not counted."""
+    cause: StageFinding | None = None
+    """Set on a finding caused by another stage's finding: that finding itself; such a
+    finding is not counted."""
     subject: str | None = None
     """The offending object, described (a contract finding's plugin object), if any."""
 
@@ -82,10 +83,21 @@ class StageFinding:
         return ":".join([self.path, *(str(n) for n in (self.line, self.column) if n is not None)])
 
     @property
+    def named(self) -> str:
+        """Returns the finding's rule and place, as a finding it causes names it:
+        ``AUX501 at plugin/x.py:3``."""
+        where = f" at {self.path}:{self.line}" if self.path and self.line else ""
+        return f"{self.code}{where}"
+
+    @property
     def reference(self) -> str:
         """Returns how a finding it causes names it: ``imports: AUX501 at plugin/x.py:3``."""
-        where = f" at {self.path}:{self.line}" if self.path and self.line else ""
-        return f"{self.stage}: {self.code}{where}"
+        return f"{self.stage}: {self.named}"
+
+    @property
+    def see(self) -> str | None:
+        """Returns the reference of the finding's cause (None: a finding of its own)."""
+        return None if self.cause is None else self.cause.reference
 
     def to_dict(self) -> dict[str, Any]:
         """Returns the finding as JSON-ready data (``see`` only on a referred finding,
@@ -178,7 +190,8 @@ class Causes:
                 or f"{module}.{name}" in table.old_modules)
 
     def refer(self, findings: Iterable[StageFinding],
-              subjects: Any) -> tuple[list[StageFinding], list[StageFinding]]:
+              subjects: Callable[[StageFinding], Iterable[Subject]]
+              ) -> tuple[list[StageFinding], list[StageFinding]]:
         """Returns ``findings`` split into those of their own and those referred to a cause
         (``see`` set); ``subjects(finding)`` says what each is about."""
         own: list[StageFinding] = []
@@ -188,22 +201,19 @@ class Causes:
             if cause is None:
                 own.append(finding)
             else:
-                referred.append(replace(finding, see=cause.reference))
+                referred.append(replace(finding, cause=cause))
         return own, referred
 
 
 def caused_lines(referred: Sequence[StageFinding], noun: str) -> list[str]:
     """Returns one line per cause: ``1 error caused by the imports stage's AUX501 at
     plugin/x.py:3 (not counted)``."""
-    by_cause: dict[str, int] = {}
+    by_cause: dict[StageFinding, int] = {}
     for finding in referred:
-        if finding.see is not None:
-            by_cause[finding.see] = by_cause.get(finding.see, 0) + 1
-    lines = []
-    for see, count in by_cause.items():
-        stage, _, rest = see.partition(": ")
-        lines.append(f"{plural(count, noun)} caused by the {stage} stage's {rest} (not counted)")
-    return lines
+        if finding.cause is not None:
+            by_cause[finding.cause] = by_cause.get(finding.cause, 0) + 1
+    return [f"{plural(count, noun)} caused by the {cause.stage} stage's {cause.named} "
+            "(not counted)" for cause, count in by_cause.items()]
 
 
 # ---------------------------------------------------------------- mypy
@@ -398,7 +408,7 @@ def refer_release(result: ReleaseResult, causes: Causes, root: Path,
             if cause is None:
                 kept.append(finding)
             else:
-                referred.append(replace(ours, see=cause.reference))
+                referred.append(replace(ours, cause=cause))
         if len(kept) < len(stage.findings):
             stage = replace(stage, findings=tuple(kept), result="fail" if kept else "ok")
         stages.append(stage)

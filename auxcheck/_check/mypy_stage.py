@@ -21,6 +21,7 @@ from auxcheck._check.base import (
     CheckOptions,
     StageResult,
     ended,
+    not_installed,
     plugin_packages,
     prepended,
     source_root,
@@ -63,7 +64,8 @@ def mypy_config(folder: Path) -> Path | None:
 
 def _configures_mypy(path: Path) -> bool:
     if path.name == "pyproject.toml":
-        from auxcheck._core.config import TomlFileError, load_toml
+        from auxcheck._core.config import load_toml
+        from auxcheck._core.errors import TomlFileError
 
         try:
             tool = load_toml(path).get("tool", {})
@@ -71,7 +73,8 @@ def _configures_mypy(path: Path) -> bool:
             return False
         return isinstance(tool, dict) and "mypy" in tool
     if path.name == "setup.cfg":
-        from auxcheck._core.config import IniFileError, load_ini
+        from auxcheck._core.config import load_ini
+        from auxcheck._core.errors import IniFileError
 
         try:  # strict, as mypy reads it: a section given twice is no configuration to mypy
             return load_ini(path, strict=True).has_section("mypy")
@@ -135,8 +138,8 @@ def mypy_stage(options: CheckOptions) -> StageResult:
     from auxcheck._core.extras import install_note, missing_modules
 
     if missing_modules(["mypy"]):
-        return StageResult("mypy", "skipped", summary=install_note(["mypy"],
-                                                                   needed_by="this stage"))
+        return StageResult("mypy", "skipped", not_run=not_installed(["mypy"]),
+                           summary=install_note(["mypy"], needed_by="this stage"))
     packages = plugin_packages(options.path)
     if not packages:
         return StageResult("mypy", "skipped", summary="no package (folder with __init__.py, "

@@ -22,13 +22,14 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from auxcheck._check.base import (
     CheckOptions,
     StageResult,
     ended,
     list_project,
+    not_installed,
     plugin_packages,
     prepended,
     project_listing,
@@ -49,8 +50,9 @@ from auxcheck._core.sources import SCAN_MAX_FILE_SIZE
 from auxcheck._core.text import plural
 
 if TYPE_CHECKING:
+    from auxcheck._core.report import Finding
     from auxcheck._isolation.bounded import Bounded
-    from auxcheck.report import Finding
+    from auxcheck.migrate.moves import MoveTable
 
 __all__ = [
     "CHECK_AUX504_HINT",
@@ -215,7 +217,8 @@ def run_contract(options: CheckOptions) -> StageResult:
     missing = missing_modules(CONTRACT_SUITE_NEEDS)
     if missing:
         return StageResult("contract", "skipped", summary=install_note(
-            missing, needed_by="the contract suite"), data={"missing": missing})
+            missing, needed_by="the contract suite"), data={"missing": missing},
+            not_run=not_installed(missing))
     from auxcheck._check.pytest_links import read_skipped
 
     with tempfile.TemporaryDirectory(prefix="auxcheck-") as tmp:
@@ -300,7 +303,7 @@ def _refer_contract(outcomes: _Outcomes, options: CheckOptions
     referred: list[StageFinding] = []
     items = 0
     for found in outcomes.failures:
-        theirs = [replace(f, see=causes[f.code, f.path, f.line].reference) for f in found
+        theirs = [replace(f, cause=causes[f.code, f.path, f.line]) for f in found
                   if (f.code, f.path, f.line) in causes]
         own += [f for f in found if (f.code, f.path, f.line) not in causes]
         referred += theirs
@@ -371,7 +374,8 @@ def _outcomes(results: Path, root: Path) -> _Outcomes:
     """Returns what the results file says, read through its schema (each finding's code,
     location and message are fields); ``written`` False when it is missing, garbled or of
     another version."""
-    from auxcheck._suite.result_file import ResultsFileError, read_results
+    from auxcheck._core.errors import ResultsFileError
+    from auxcheck._suite.result_file import read_results
 
     counts = {"passed": 0, "failed": 0, "error": 0, "skipped": 0}
     try:
@@ -392,10 +396,11 @@ def _outcomes(results: Path, root: Path) -> _Outcomes:
 
 def run_sglang(options: CheckOptions) -> StageResult:
     """Returns the release matrix's result: each release's imports, hooks, entry points, contract."""
+    from auxcheck._core.errors import ReleaseError
     from auxcheck._releases.index import ReleaseIndex
     from auxcheck._releases.plugin_scan import scan_project
     from auxcheck._releases.release_check import ReleaseResult, check_release, render_matrix
-    from auxcheck._releases.wheels import ReleaseError, find_release, local_releases
+    from auxcheck._releases.wheels import find_release, local_releases
 
     if not options.releases and not options.wheels and not options.sources:
         return StageResult("sglang", "skipped", summary="no --sglang, no [tool.auxcheck] sglang")
@@ -456,11 +461,11 @@ def run_sglang(options: CheckOptions) -> StageResult:
                        referred=tuple(referred))
 
 
-def project_table(path: Path) -> tuple[Any, str | None]:
+def project_table(path: Path) -> tuple[MoveTable, str | None]:
     """Returns the moves table of the project at ``path`` (built-in, plus its
     ``[tool.auxcheck.migrate]``), and why the project's own could not be read (then the
     built-in table stands in for the other stages)."""
-    from auxcheck.errors import InvalidArgument, MovesTableError
+    from auxcheck._core.errors import InvalidArgument, MovesTableError
     from auxcheck.migrate.moves import builtin_moves, find_pyproject, project_moves
 
     try:

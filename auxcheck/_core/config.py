@@ -10,27 +10,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from auxcheck._core.errors import IniFileError, InvalidArgument, TomlFileError
 from auxcheck._core.paths import CONFIG_LIMIT, is_file, read_regular_file
-from auxcheck.errors import InvalidArgument
 
 # tomllib is stdlib from 3.11; 3.10 uses the tomli backport (a conditional dependency).
 _TOML = "tomllib" if sys.version_info >= (3, 11) else "tomli"
-
-
-class ConfigFileError(Exception):
-    """A configuration file cannot be read or parsed: ``problem`` says which and why, ``fix``
-    (when given) the cure. The one error of both readers; each caller turns it into its own
-    error or verdict, naming the setting it was reading."""
-
-    def __init__(self, path: Path, problem: str, fix: str = "") -> None:
-        self.path = path
-        self.problem = problem
-        self.fix = fix
-        super().__init__(f"{path}: {problem}" + (f"; {fix}" if fix else ""))
-
-
-class TomlFileError(ConfigFileError):
-    """A TOML file cannot be read or parsed."""
 
 
 def load_toml(path: Path) -> dict[str, Any]:
@@ -53,10 +37,6 @@ def load_toml(path: Path) -> dict[str, Any]:
     except RecursionError:
         raise TomlFileError(path, "not valid TOML (nested too deeply to read)") from None
     return data
-
-
-class IniFileError(ConfigFileError):
-    """An INI file cannot be read or parsed."""
 
 
 def load_ini(path: Path, *, strict: bool = False) -> configparser.ConfigParser:

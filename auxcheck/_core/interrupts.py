@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from auxcheck._core.plugin_calls import Interrupted, attempt, kind_name, summarize
-from auxcheck.report import Finding
+from auxcheck._core.errors import Interrupted
+from auxcheck._core.plugin_calls import attempt, kind_name, summarize
+from auxcheck._core.report import Finding
 
 __all__ = ["interrupted_finding"]
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import errno
 
+from auxcheck._core.errors import OutOfFiles
+
 try:
     import resource
 except ImportError:  # not Unix: the limit cannot be told
@@ -18,15 +20,6 @@ except ImportError:  # not Unix: the limit cannot be told
 __all__ = ["OutOfFiles", "is_out_of_files", "out_of_files_line"]
 
 _ERRNOS = frozenset({errno.EMFILE, errno.ENFILE})
-
-
-class OutOfFiles(OSError):
-    """``what`` failed because the process (EMFILE) or the system (ENFILE) may open no more
-    files; an OSError with the errno and text of the one that was raised."""
-
-    def __init__(self, what: str, cause: OSError) -> None:
-        super().__init__(cause.errno, cause.strerror)
-        self.what = what
 
 
 def is_out_of_files(exc: BaseException) -> bool:

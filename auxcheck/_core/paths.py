@@ -16,6 +16,8 @@ import re
 import stat
 from pathlib import Path
 
+from auxcheck._core.errors import NotARegularFile
+
 __all__ = ["CONFIG_LIMIT", "OPEN_FLAGS", "IrregularPath", "NotARegularFile", "display_path",
            "is_dir", "is_file", "kind_of", "open_regular", "read_regular_file", "split_location"]
 
@@ -33,19 +35,6 @@ _KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
 def kind_of(mode: int) -> str:
     """Returns what a file of ``st_mode`` ``mode`` is, in words (``a FIFO (named pipe)``)."""
     return next((name for test, name in _KINDS if test(mode)), "not a regular file")
-
-
-class NotARegularFile(OSError):
-    """The path names a FIFO, a device, a socket or a folder; ``kind`` says which.
-
-    The one error for a path that is not a regular file, wherever it is met: reading a
-    configuration file, a Python source file, or the prefilter's bytes.
-    """
-
-    def __init__(self, path: str, kind: str) -> None:
-        self.kind = kind
-        code = errno.EISDIR if kind == "a folder" else errno.EINVAL
-        super().__init__(code, f"it is {kind}, not a regular file", path)
 
 
 class IrregularPath(str):

@@ -20,6 +20,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from auxcheck._core.errors import Interrupted
+
 __all__ = [
     "MISSING",
     "Interrupted",
@@ -90,22 +92,6 @@ def phase_code(default: str) -> str:
     global _phase
     code, _phase = _phase or default, ""
     return code
-
-
-class Interrupted(BaseException):
-    """pytest stopped plugin code (pytest-timeout's ``Failed``) while a check ran it.
-
-    Raised by :func:`attempt` in place of the outcome, it is a ``BaseException`` no attempt,
-    no check and no Hypothesis run catches (Hypothesis would shrink a ``Failed`` and run
-    the hanging code again): it reaches the top of the check, which reports
-    :meth:`finding` under ``code``, the rule of the call that was running.
-    """
-
-    def __init__(self, outcome: BaseException, code: str, what: str) -> None:
-        super().__init__(code, what)
-        self.outcome = outcome
-        self.code = code
-        self.what = what
 
 
 def passes_through(exc: BaseException) -> bool:

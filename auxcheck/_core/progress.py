@@ -253,7 +253,7 @@ def wanted(environ: Mapping[str, str] | None = None) -> bool:
         return False
     if setting in _AUTO:
         return True
-    from auxcheck.errors import InvalidArgument
+    from auxcheck._core.errors import InvalidArgument
 
     raise InvalidArgument(f"{ENVIRONMENT}={value!r} is not a progress setting; set it to off "
                           "(no progress lines) or auto (lines for waits past 2 s, the default)")

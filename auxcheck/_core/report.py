@@ -7,10 +7,10 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from auxcheck._core.errors import ContractViolation
 from auxcheck._core.escape import one_line, printable
+from auxcheck._core.rules import get_rule
 from auxcheck._core.text import plural
-from auxcheck.errors import ContractViolation
-from auxcheck.rules import get_rule
 
 __all__ = ["Finding", "Report", "describe", "printable"]
 

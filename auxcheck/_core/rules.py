@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Literal
 
-from auxcheck.errors import InvalidArgument
+from auxcheck._core.errors import InvalidArgument
 
 __all__ = ["RULES", "Rule", "Severity", "get_rule", "parse_codes", "render_table"]
 

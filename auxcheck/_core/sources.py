@@ -15,14 +15,15 @@ import os
 import sys
 from collections.abc import Callable
 from types import FrameType
-from typing import TYPE_CHECKING, Generic, Literal, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Generic, NamedTuple, TypeVar
 
-from auxcheck._core.paths import NotARegularFile, open_regular
+from auxcheck._core.errors import FileTooLarge, NotARegularFile, UndecodableFile
+from auxcheck._core.paths import open_regular
 
 if TYPE_CHECKING:
     import ast
 
-    from auxcheck.report import Finding
+    from auxcheck._core.report import Finding
 
 __all__ = [
     "DEFAULT_MAX_FILE_SIZE",
@@ -55,24 +56,6 @@ PARSE_ERRORS = (SyntaxError, ValueError, RecursionError)
 Python 3.11; RecursionError: nesting too deep for the parser)."""
 
 
-class UndecodableFile(Exception):
-    """A file could not be read or decoded; ``reason`` says why, ``line`` and ``col`` where.
-
-    ``stage`` is ``read`` or ``decode`` and ``detail`` the system's or codec's message;
-    ``reason`` reads ``cannot <stage>: <detail>``.
-    """
-
-    def __init__(self, path: str, stage: Literal["read", "decode"], detail: str, *,
-                 line: int = 1, col: int = 1) -> None:
-        self.path = path
-        self.stage = stage
-        self.detail = detail
-        self.reason = f"cannot {stage}: {detail}"
-        self.line = line
-        self.col = col
-        super().__init__(f"{path}: {self.reason}")
-
-
 DEFAULT_MAX_FILE_SIZE = 2 << 20
 """Files larger than this (2 MB) are left unchanged with a note by migrate (``--max-file-size``
 raises it) and not parsed by its scan: libcst takes about 1,000 times a file's size in
@@ -82,16 +65,6 @@ SCAN_MAX_FILE_SIZE = 16 << 20
 import scan and release stage), which use :mod:`ast` only: about 200 times a file's size in
 memory for ordinary code, up to 700 times for a long literal of small numbers (measured on
 CPython 3.11). A valid module of a few MB, generated say, is read and checked."""
-
-
-class FileTooLarge(Exception):
-    """A file is larger than the size limit; ``size`` and ``limit`` are in bytes."""
-
-    def __init__(self, path: str, size: int, limit: int) -> None:
-        self.path = path
-        self.size = size
-        self.limit = limit
-        super().__init__(f"{path}: {size} bytes, over the limit of {limit}")
 
 
 class FileState(NamedTuple):
@@ -252,7 +225,7 @@ def broken_file_finding(path: str, error: BaseException, *, text: str | None = N
     a null byte. The finding is located at ``path:line:col`` and names the parser's message
     and the Python version, since a file can parse on a newer Python only.
     """
-    from auxcheck.report import Finding  # only a broken file pays for the report module
+    from auxcheck._core.report import Finding  # only a broken file pays for the report module
 
     python = f"Python {sys.version_info[0]}.{sys.version_info[1]}"
     line, col = 1, 1

@@ -31,7 +31,7 @@ from contextlib import contextmanager
 from types import FrameType
 from typing import Any
 
-from auxcheck.errors import Stopped
+from auxcheck._core.errors import Stopped
 
 __all__ = [
     "STOPS",

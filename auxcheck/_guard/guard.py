@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from auxcheck._core.plugin_calls import type_name
+from auxcheck._core.report import Finding
 from auxcheck._guard.probes import (
     FORWARDED,
     SAMPLED,
@@ -33,7 +34,6 @@ from auxcheck._guard.reporter import Reporter
 from auxcheck._guard.settings import GuardSettings
 from auxcheck._runtime.static_buffers import SegmentSource, StaticBufferRegistry
 from auxcheck._runtime.walk import is_tensor
-from auxcheck.report import Finding
 
 __all__ = ["Guard"]
 

@@ -49,9 +49,10 @@ import logging
 import os
 from collections.abc import Mapping
 
+from auxcheck._core.errors import SettingError
 from auxcheck._core.imports import import_failure, is_missing
 from auxcheck._guard.guard import Guard
-from auxcheck._guard.settings import VALUES_ENV, GuardSettings, SettingError
+from auxcheck._guard.settings import VALUES_ENV, GuardSettings
 from auxcheck._guard.targets import hook_plan
 
 __all__ = ["active", "install"]

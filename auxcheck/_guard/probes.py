@@ -11,7 +11,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-from auxcheck.report import Finding
+from auxcheck._core.plugin_calls import kind_name
+from auxcheck._core.report import Finding
 
 if TYPE_CHECKING:
     from auxcheck._guard.guard import Guard
@@ -23,7 +24,6 @@ __all__ = [
     "Copied",
     "CopyProbe",
     "InFlight",
-    "LeafProbe",
     "Publication",
     "Snapshot",
     "changed",
@@ -53,19 +53,17 @@ class Copied:
 
 
 @dataclass(slots=True, eq=False)
-class LeafProbe:
-    """Stands in for one leaf output during one SGLang call; ``owner`` is its class's name."""
+class CopyProbe:
+    """Stands in for one leaf output during ``copy_to_host``: gives it a checking copy function.
+
+    ``owner`` is the leaf's class's name; ``found`` collects what the guard's checks of its
+    copies found.
+    """
 
     guard: Guard
     leaf: Any
     owner: str
     found: list[tuple[Finding, str]] = field(default_factory=list)
-
-
-@dataclass(slots=True, eq=False)
-class CopyProbe(LeafProbe):
-    """Stands in for one leaf output during ``copy_to_host``: gives it a checking copy function."""
-
     published_at: str = SAMPLED
     copies: list[Copied] = field(default_factory=list)
     calls: int = 0
@@ -78,8 +76,16 @@ class CopyProbe(LeafProbe):
 
 
 @dataclass(slots=True, eq=False)
-class ConsumeProbe(LeafProbe):
-    """Stands in for one host output during ``consume``: fingerprints what it was given."""
+class ConsumeProbe:
+    """Stands in for one host output during ``consume``: fingerprints what it was given.
+
+    ``owner`` is the leaf's class's name; ``found`` collects what its ``consume`` changed.
+    """
+
+    guard: Guard
+    leaf: Any
+    owner: str
+    found: list[tuple[Finding, str]] = field(default_factory=list)
 
     def consume(self, batch: Any, commits: Any) -> Any:
         """Calls the leaf's ``consume`` and reports what it changed of batch and commits.
@@ -97,7 +103,8 @@ class ConsumeProbe(LeafProbe):
                 finding = self.guard.quietly("consume", consume_raised, self.leaf, witness, exc,
                                              None, "in the running server")
                 if finding is not None:
-                    self.guard.reporter.findings([(finding, self.owner)])
+                    self.guard.reporter.findings([(finding, self.owner)],
+                                                 raised=kind_name(exc))
             raise
         if witness is not None:
             found = self.guard.quietly("consume", witness.findings, self.leaf) or []
@@ -111,7 +118,7 @@ def _witness(batch: Any, commits: Any) -> Any:
     return ConsumeWitness.take(batch, commits, full=False)
 
 
-_P = TypeVar("_P", bound=LeafProbe)
+_P = TypeVar("_P", CopyProbe, ConsumeProbe)
 
 
 def probed(output: Any, composite: str,

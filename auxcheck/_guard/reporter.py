@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from auxcheck._core.errors import GuardError
+from auxcheck._core.report import Finding
 from auxcheck._guard.settings import REPORT_ENV, GuardSettings
-from auxcheck.errors import GuardError
-from auxcheck.report import Finding
 
 __all__ = ["Reporter", "open_report"]
 
@@ -37,8 +37,15 @@ class Reporter:
         self.lock = threading.Lock()
         self.fd = None if self.path is None else open_report(self.path)
 
-    def findings(self, found: Sequence[tuple[Finding, str]]) -> None:
-        """Counts each (finding, output class); logs and writes the first and each 10**k-th."""
+    def findings(self, found: Sequence[tuple[Finding, str]], *,
+                 raised: str | None = None) -> None:
+        """Counts each (finding, output class); logs and writes the first and each 10**k-th.
+
+        ``raised`` names the exception the plugin's call raised (a ``consume``'s, AUX202): the
+        event carries it as a field, so a reader matches it to a death by data, never by
+        reading the message (which quotes plugin and request text).
+        """
+        extra: dict[str, Any] = {} if raised is None else {"raised": raised}
         for finding, owner in found:
             with self.lock:
                 tally = self.tallies.setdefault((finding.code, owner), _Tally())
@@ -50,7 +57,7 @@ class Reporter:
                                finding.to_text())
                 self.write("finding", code=finding.code, title=finding.title,
                            output_class=owner, count=1, message=finding.message,
-                           hint=finding.hint)
+                           hint=finding.hint, **extra)
             elif _round(count):
                 logger.warning("auxcheck guard: %s in %s seen %d times in pid %d",
                                finding.code, owner, count, os.getpid())

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from auxcheck._core.errors import SettingError
+
 __all__ = [
     "GUARD_ENV",
     "HOOKS",
@@ -26,10 +28,6 @@ Mode = Literal["warn", "raise"]
 _MODES: tuple[Mode, ...] = ("warn", "raise")
 _TRUE = ("1", "true", "yes", "on")
 _FALSE = ("", "0", "false", "no", "off")
-
-
-class SettingError(ValueError):
-    """An ``AUXCHECK_GUARD*`` variable holds a value the guard cannot use."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,10 +7,13 @@ import inspect
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from auxcheck._guard.guard import Guard
 from auxcheck._guard.settings import HOOKS, GuardSettings, HookPoint
+
+if TYPE_CHECKING:
+    from auxcheck._releases.index import ReleaseIndex
 
 __all__ = ["HookPlan", "hook_plan"]
 
@@ -30,8 +33,9 @@ def hook_plan(settings: GuardSettings) -> HookPlan:
     is left out, not reported: an SGLang without a forward observer has no forward output
     to check.
     """
+    from auxcheck._core.errors import ReleaseError
     from auxcheck._releases.index import ReleaseIndex
-    from auxcheck._releases.wheels import Release, ReleaseError
+    from auxcheck._releases.wheels import Release
 
     wanted = tuple(p for p in HOOKS if settings.values or not p.values_only)
     root = _sglang_root()
@@ -56,7 +60,7 @@ def _unjudged(points: tuple[HookPoint, ...], why: str) -> HookPlan:
     return HookPlan(required, {p.target: why for p in required})
 
 
-def _applies(point: HookPoint, index: Any) -> bool:
+def _applies(point: HookPoint, index: ReleaseIndex) -> bool:
     """Returns False when the running SGLang certainly lacks the feature ``point`` serves."""
     if point.requires is None:
         return True
@@ -64,7 +68,7 @@ def _applies(point: HookPoint, index: Any) -> bool:
     return bool(found.ok or not found.certain)
 
 
-def _target_problem(point: HookPoint, index: Any) -> str | None:
+def _target_problem(point: HookPoint, index: ReleaseIndex) -> str | None:
     from auxcheck._releases.signature_check import hook_target_problem
 
     problem = hook_target_problem(point.target, point.hook_type, index)
@@ -76,7 +80,7 @@ def _target_problem(point: HookPoint, index: Any) -> str | None:
     return None
 
 
-def _signature_problem(point: HookPoint, index: Any) -> str | None:
+def _signature_problem(point: HookPoint, index: ReleaseIndex) -> str | None:
     """Returns why the guard's own handler cannot take the calls made on ``point``'s target.
 
     The rule ``auxcheck check`` applies to a plugin's hooks (AUX703), on the running

@@ -11,10 +11,10 @@ import unittest
 from collections.abc import Callable
 from typing import Any
 
+from auxcheck._core.errors import ContractViolation
 from auxcheck._core.plugin_calls import attempt, kind_name, lookup, summarize
+from auxcheck._core.report import Finding, Report
 from auxcheck._properties.implementation_calls import is_a
-from auxcheck.errors import ContractViolation
-from auxcheck.report import Finding, Report
 
 __all__ = ["contract_test", "guarded_body"]
 

@@ -10,12 +10,11 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from auxcheck._core.errors import DrawFailed
 from auxcheck._core.plugin_calls import announce, attempt, summarize, type_name
-from auxcheck.errors import ContractViolation
-from auxcheck.report import Finding, Report, describe
+from auxcheck._core.report import Finding, Report, describe
 
 __all__ = [
-    "DrawFailed",
     "Drawn",
     "hypothesis_control",
     "hypothesis_own",
@@ -100,10 +99,6 @@ def _callable_text(func: Any) -> str | None:
     if type(func) is type:  # a class with no metaclass of its own: its name is a slot
         return type.__dict__["__name__"].__get__(func)  # type: ignore[no-any-return]
     return None
-
-
-class DrawFailed(ContractViolation):
-    """Drawing from a user's strategy raised (AUX103) or gave None (AUX101)."""
 
 
 def user_outputs(strategy: st.SearchStrategy[Any]) -> st.SearchStrategy[Drawn]:

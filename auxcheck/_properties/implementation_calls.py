@@ -12,15 +12,16 @@ import itertools
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from auxcheck._core.errors import LeafRaised, PluginCallFailed
 from auxcheck._core.plugin_calls import MISSING, announce, attempt, kind_name, lookup, summarize
-from auxcheck._runtime.recording import Appended, LeafRaised, Operand, build_operand
-from auxcheck.report import Finding, describe
+from auxcheck._core.report import Finding, describe
+from auxcheck._runtime.recording import Appended, Operand, build_operand
 
 if TYPE_CHECKING:
     from auxcheck._properties.implementations import Implementation
 
 __all__ = [
-    "ImplementationFailed",
+    "PluginCallFailed",
     "bound_method",
     "build_appended",
     "call_implementation",
@@ -33,14 +34,6 @@ __all__ = [
 
 _MAX_CHILDREN = 10_000
 """The most children read from a composite whose ``outputs`` is not a tuple (it may never end)."""
-
-
-class ImplementationFailed(Exception):
-    """The implementation raised; carries the finding that says so."""
-
-    def __init__(self, finding: Finding) -> None:
-        self.finding = finding
-        super().__init__(finding.message)
 
 
 def is_a(obj: Any, cls: Any) -> bool:
@@ -63,7 +56,7 @@ def class_name(cls: Any) -> str:
 
 
 def call_implementation(code: str, what: str, function: Callable[..., Any], *args: Any) -> Any:
-    """Returns ``function(*args)``; raises ImplementationFailed (``code``) if it raised.
+    """Returns ``function(*args)``; raises PluginCallFailed (``code``) if it raised.
 
     The call runs under the one guard: ``SystemExit``, ``GeneratorExit`` and bare
     ``BaseException`` from the implementation become findings too. Only the error's
@@ -74,22 +67,22 @@ def call_implementation(code: str, what: str, function: Callable[..., Any], *arg
     error = outcome.error
     if error is None:
         return outcome.value
-    if type(error) is ImplementationFailed:  # a finding already, from a check inside ``function``
+    if type(error) is PluginCallFailed:  # a finding already, from a check inside ``function``
         raise error
     if type(error) is LeafRaised:  # the user's own output broke the contract, not the composite
         broke = (f"has no callable {error.method}" if error.code in ("AUX101", "AUX201")
                  else f"'s {error.method} raised {kind_name(error.error)}")
-        raise ImplementationFailed(Finding.of(
+        raise PluginCallFailed(Finding.of(
             error.code, f"{what}: your output{broke}",
             f"expected {kind_name(error.leaf)}.{error.method} to honour the contract on its "
             "own (see its own items)", error.leaf, detail=summarize(error.error))) from None
-    raise ImplementationFailed(Finding.of(code, f"{what} raised {kind_name(error)}",
+    raise PluginCallFailed(Finding.of(code, f"{what} raised {kind_name(error)}",
                                           "expected it to succeed on valid outputs", function,
                                           detail=summarize(error))) from None
 
 
 def bound_method(code: str, obj: Any, name: str, made_by: str) -> Any:
-    """Returns the bound method ``obj.name``; raises ImplementationFailed (``code``) when it is
+    """Returns the bound method ``obj.name``; raises PluginCallFailed (``code``) when it is
     not callable.
 
     ``made_by`` says what produced ``obj``, for the message.
@@ -101,12 +94,12 @@ def bound_method(code: str, obj: Any, name: str, made_by: str) -> Any:
     seen = (f"looking up `{name}` on {subject} raised {kind_name(found.error)}"
             if found.error is not None else f"{subject} has no `{name}`"
             if found.value is MISSING else f"`{name}` of {subject} is a {kind_name(found.value)}")
-    raise ImplementationFailed(Finding.of(code, seen, f"expected a callable {name}", obj,
+    raise PluginCallFailed(Finding.of(code, seen, f"expected a callable {name}", obj,
                                           detail=found.detail))
 
 
 def build_appended(impl: Implementation, code: str, operands: Sequence[Operand]) -> Any:
-    """Returns ``operands`` appended by ``impl``, each result checked (ImplementationFailed if not)."""
+    """Returns ``operands`` appended by ``impl``, each result checked (PluginCallFailed if not)."""
     def append(current: Any, output: Any) -> Any:
         result = call_implementation(code, "append_auxiliary_output(current, output)",
                                      impl.append, current, output)
@@ -116,7 +109,7 @@ def build_appended(impl: Implementation, code: str, operands: Sequence[Operand])
 
 
 def checked_result(impl: Implementation, result: Any, current: Any, output: Any) -> Any:
-    """Returns what ``append(current, output)`` returned; raises ImplementationFailed for a wrong
+    """Returns what ``append(current, output)`` returned; raises PluginCallFailed for a wrong
     result.
 
     With None on either side the result must be the other operand itself (AUX303),
@@ -127,7 +120,7 @@ def checked_result(impl: Implementation, result: Any, current: Any, output: Any)
     """
     if current is None or output is None:
         if result is not (output if current is None else current):
-            raise ImplementationFailed(Finding.of(
+            raise PluginCallFailed(Finding.of(
                 "AUX303", f"append_auxiliary_output({describe(current, limit=40)}, "
                 f"{describe(output, limit=40)}) returned {describe(result, limit=40)}",
                 "expected the other operand itself (None when both are None)", impl.append))
@@ -139,7 +132,7 @@ def checked_result(impl: Implementation, result: Any, current: Any, output: Any)
         return result
     seen = ("" if found.error is None
             else f" (looking up its copy_to_host raised {kind_name(found.error)})")
-    raise ImplementationFailed(Finding.of(
+    raise PluginCallFailed(Finding.of(
         "AUX301", f"append_auxiliary_output({describe(current, limit=40)}, "
         f"{describe(output, limit=40)}) returned a {kind_name(result)}, not a device output{seen}",
         f"expected None, one of the operands, or a {class_name(impl.device_composite)}",
@@ -149,7 +142,7 @@ def checked_result(impl: Implementation, result: Any, current: Any, output: Any)
 def children(impl: Implementation, output: Any, *, code: str = "AUX301") -> tuple[Any, ...]:
     """Returns the children of ``output`` when it is ``impl``'s composite, else ``(output,)``.
 
-    Raises ImplementationFailed with a finding for ``code`` when reading ``outputs``
+    Raises PluginCallFailed with a finding for ``code`` when reading ``outputs``
     raises, or when it is not a finite iterable (at most 10,000 children are read).
     """
     if not is_a(output, impl.device_composite):
@@ -159,18 +152,18 @@ def children(impl: Implementation, output: Any, *, code: str = "AUX301") -> tupl
     if type(found.value) is tuple:
         return found.value
     if found.value is MISSING:
-        raise ImplementationFailed(Finding.of(
+        raise PluginCallFailed(Finding.of(
             code, f"the composite {name} has no attribute `outputs`",
             "expected its children as a tuple in `outputs`", output))
     listed = found if found.error is not None else attempt(
         lambda: tuple(itertools.islice(iter(found.value), _MAX_CHILDREN + 1)))
     if listed.error is not None:
-        raise ImplementationFailed(Finding.of(
+        raise PluginCallFailed(Finding.of(
             code, f"reading the children (`outputs`) of the composite {name} raised "
             f"{kind_name(listed.error)}", "expected its children as a tuple in `outputs`",
             output, detail=listed.detail))
     if len(listed.value) > _MAX_CHILDREN:
-        raise ImplementationFailed(Finding.of(
+        raise PluginCallFailed(Finding.of(
             code, f"the composite {name}'s `outputs` yields more than {_MAX_CHILDREN} children",
             "expected a tuple holding one child per output appended", output))
     return listed.value  # type: ignore[no-any-return]
@@ -184,5 +177,5 @@ def findings_of(body: Callable[[], Sequence[Finding]]) -> list[Finding]:
     """
     try:
         return list(body())
-    except ImplementationFailed as raised:
+    except PluginCallFailed as raised:
         return [raised.finding]

@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
-from auxcheck import protocols
+from auxcheck._core import protocols
+from auxcheck._core.errors import InvalidArgument
 from auxcheck._core.plugin_calls import MISSING, attempt, kind_name, lookup, type_name
-from auxcheck.errors import InvalidArgument
 
 __all__ = [
     "REFERENCE",
@@ -132,7 +132,8 @@ def release_version(spec: str) -> str | None:
     """
     if not spec.startswith(_RELEASE_PREFIX):
         return None
-    from auxcheck._releases.wheels import ReleaseError, parse_versions
+    from auxcheck._core.errors import ReleaseError
+    from auxcheck._releases.wheels import parse_versions
 
     version = spec.removeprefix(_RELEASE_PREFIX)
     try:

@@ -11,11 +11,12 @@ from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
 
+from auxcheck._core.errors import ContractViolation, PluginCallFailed
 from auxcheck._core.plugin_calls import MISSING as _MISSING
 from auxcheck._core.plugin_calls import attempt, kind_name, lookup
+from auxcheck._core.report import Finding, Report, describe
 from auxcheck._properties.contract_tests import contract_test, guarded_body
 from auxcheck._properties.implementation_calls import (
-    ImplementationFailed,
     bound_method,
     build_appended,
     call_implementation,
@@ -38,8 +39,6 @@ from auxcheck._runtime.recording import (
     RecordingHostOutput,
     operand_leaves,
 )
-from auxcheck.errors import ContractViolation
-from auxcheck.report import Finding, Report, describe
 
 # What auxcheck.properties re-exports from the modules beside this one is named as this module's
 # (reprs, docs, pickles), as it was when the face held the code; its annotations resolve here.
@@ -140,12 +139,12 @@ def order_findings(impl: Implementation, result: Any, expected: Sequence[Any]) -
 
 def _deep_children(impl: Implementation, output: Any, within: frozenset[int] = frozenset()
                    ) -> list[Any]:
-    """Returns the leaves under ``output``; raises ImplementationFailed (AUX301) for a composite
+    """Returns the leaves under ``output``; raises PluginCallFailed (AUX301) for a composite
     inside itself."""
     if not is_a(output, impl.device_composite):
         return [output]
     if id(output) in within:
-        raise ImplementationFailed(Finding.of(
+        raise PluginCallFailed(Finding.of(
             "AUX301", f"the composite {kind_name(output)} holds itself among its descendants",
             "expected only leaf outputs as children", output))
     inner = within | {id(output)}
@@ -289,7 +288,7 @@ def _tensor_findings(leaves: Sequence[RecordingDeviceOutput],
 def copy_logged(output: Any, code: str) -> tuple[Any, list[Any]]:
     """Returns ``output.copy_to_host`` with a cloning ``copy_tensor``, and every tensor it got.
 
-    Raises ImplementationFailed with a finding for ``code`` when the copy raises.
+    Raises PluginCallFailed with a finding for ``code`` when the copy raises.
     """
     log: list[Any] = []
 
@@ -535,7 +534,7 @@ def _built(impl: Implementation, prop: str, code: str, operands: Sequence[Operan
     """Returns the appended ``operands``; raises ContractViolation if append raised."""
     try:
         return build_appended(impl, code, operands)
-    except ImplementationFailed as raised:
+    except PluginCallFailed as raised:
         _raise(prop, impl, [raised.finding])
         raise AssertionError("unreachable") from None
 

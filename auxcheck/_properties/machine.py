@@ -21,6 +21,8 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
+from auxcheck._core.errors import ContractViolation
+from auxcheck._core.report import Finding, Report
 from auxcheck._properties import strategies as aux
 from auxcheck._properties.contract_tests import contract_test
 from auxcheck._properties.implementation_calls import (
@@ -46,8 +48,6 @@ from auxcheck._runtime.recording import (
     operand_leaves,
 )
 from auxcheck._runtime.scheduler import FakeBatch
-from auxcheck.errors import ContractViolation
-from auxcheck.report import Finding, Report
 
 
 class LifecycleMachine(RuleBasedStateMachine):

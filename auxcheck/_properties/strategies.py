@@ -15,7 +15,9 @@ import torch
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
 
+from auxcheck._core.errors import InvalidArgument
 from auxcheck._core.plugin_calls import type_name
+from auxcheck._core.protocols import CommittedTokens, append_auxiliary_output
 from auxcheck._properties.drawing import Drawn, user_outputs
 from auxcheck._runtime.recording import (
     Appended,
@@ -27,8 +29,6 @@ from auxcheck._runtime.recording import (
     operand_leaves,
 )
 from auxcheck._runtime.scheduler import FakeBatch, FakeReq, build_commits, snapshot_output_starts
-from auxcheck.errors import InvalidArgument
-from auxcheck.protocols import CommittedTokens, append_auxiliary_output
 
 _DTYPES: tuple[torch.dtype, ...] = (
     torch.float32, torch.float16, torch.bfloat16, torch.int64, torch.int32, torch.uint8,

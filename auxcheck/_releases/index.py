@@ -22,6 +22,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from auxcheck._core.errors import UndecodableSource
 from auxcheck._core.progress import task
 from auxcheck._releases.external import external_class
 from auxcheck._releases.index_pool import map_in_workers
@@ -34,7 +35,7 @@ from auxcheck._releases.summaries import (
     module_of_path,
     summarize,
 )
-from auxcheck._releases.wheels import Release, UndecodableSource, cache_dir
+from auxcheck._releases.wheels import Release, cache_dir
 from auxcheck.migrate.moves import importable_module
 
 __all__ = [

@@ -17,7 +17,8 @@ import os
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from auxcheck._core.limits import OutOfFiles, is_out_of_files
+from auxcheck._core.errors import OutOfFiles
+from auxcheck._core.limits import is_out_of_files
 from auxcheck._core.stops import as_worker, held_stops
 
 if TYPE_CHECKING:

@@ -33,6 +33,7 @@ import weakref
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
+from auxcheck._core.errors import ReleaseError, UndecodableSource
 from auxcheck._releases.definitions import (
     callee,
     is_test_path,
@@ -43,7 +44,6 @@ from auxcheck._releases.hook_refs import is_clear_decorator
 from auxcheck._releases.index import ReleaseIndex
 from auxcheck._releases.stubcheck import runtime_statements
 from auxcheck._releases.summaries import module_of_path
-from auxcheck._releases.wheels import ReleaseError, UndecodableSource
 
 __all__ = [
     "STRUCT_INERT",

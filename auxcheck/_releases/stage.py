@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from auxcheck.report import Finding
+from auxcheck._core.report import Finding
 
 __all__ = ["Judgement", "ReleaseStage", "StageBuilder"]
 

@@ -18,7 +18,8 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from auxcheck._core.config import TomlFileError, load_toml
+from auxcheck._core.config import load_toml
+from auxcheck._core.errors import TomlFileError
 from auxcheck._core.pyast import is_main_block, is_type_checking
 from auxcheck._core.signatures import FunctionInfo, Param, decorator_name, parse_function
 from auxcheck._releases.wheels import Release
@@ -83,7 +84,7 @@ REFERENCE_LAYOUT: Mapping[str, tuple[str, ...]] = {
         "pop_auxiliary_output_from_pp_tensors",
     ),
 }
-"""Stub module -> the names of ``auxcheck/protocols.py`` that SGLang defines there."""
+"""Stub module -> the names of ``auxcheck.protocols`` that SGLang defines there."""
 
 UNRELEASED_MODULES: Mapping[str, str] = {
     "sglang.srt.model_executor.forward_observer": (
@@ -96,7 +97,7 @@ REFERENCE_ONLY: Mapping[str, str] = {
     "PP_OUTPUT_PREFIX": "SGLang keeps the prefix private (_OUTPUT_PREFIX)",
     "ScheduleBatchLike": "stands in for ScheduleBatch so the reference needs no SGLang",
 }
-"""Public names of ``auxcheck/protocols.py`` that have no counterpart in SGLang, and why."""
+"""Public names of ``auxcheck.protocols`` that have no counterpart in SGLang, and why."""
 
 # Dataclass options that change the type a checker sees; ``slots`` does not.
 _DATACLASS_OPTIONS = {"init": "True", "eq": "True", "order": "False", "frozen": "False",
@@ -557,8 +558,8 @@ def check_against_source(stubs_dir: Path, release: Release) -> StubCheckResult:
 
 
 def check_against_reference(stubs_dir: Path) -> StubCheckResult:
-    """Returns how the contract stubs differ from ``auxcheck/protocols.py``, split by module."""
-    text = (Path(__file__).parents[1] / "protocols.py").read_text(encoding="utf-8")
+    """Returns how the contract stubs differ from ``auxcheck.protocols``, split by module."""
+    text = (Path(__file__).parents[1] / "_core" / "protocols.py").read_text(encoding="utf-8")
     reference = parse_module("auxcheck.protocols", text, stub=False)
     placed = {name for names in REFERENCE_LAYOUT.values() for name in names}
     mismatches = [

@@ -23,10 +23,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from auxcheck._core.sources import FileTooLarge, UndecodableFile, decode_source, read_regular
+from auxcheck._core.errors import FileTooLarge, ReleaseError, UndecodableFile, UndecodableSource
+from auxcheck._core.sources import decode_source, read_regular
 from auxcheck._core.versions import VERSION, version_key
 from auxcheck._releases.download import pip_download
-from auxcheck.errors import AuxcheckError
 
 CACHE_ENV = "AUXCHECK_CACHE_DIR"
 """The environment variable that overrides the cache folder for downloaded wheels."""
@@ -41,22 +41,6 @@ _CHUNK = 1 << 20
 _PIP_TARGET = ("--only-binary=:all:", "--python-version", "3.11", "--implementation", "cp",
                "--platform", "manylinux_2_34_x86_64", "--platform", "manylinux_2_28_x86_64",
                "--platform", "manylinux2014_x86_64", "--platform", "any")
-
-
-class ReleaseError(AuxcheckError, ValueError):
-    """A release cannot be found, downloaded or read; the message says what to do instead."""
-
-
-class UndecodableSource(ReleaseError):
-    """A Python file of a release is not text in its declared encoding (UTF-8 unless a PEP 263
-    cookie says otherwise): Python cannot import it either. ``path`` is the file's path."""
-
-    def __init__(self, message: str, path: str) -> None:
-        super().__init__(message)
-        self.path = path
-
-    def __reduce__(self) -> tuple[type[UndecodableSource], tuple[str, str]]:
-        return type(self), (str(self), self.path)
 
 
 def cache_dir() -> Path:

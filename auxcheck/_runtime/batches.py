@@ -9,8 +9,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from auxcheck._core.plugin_calls import attempt, shape_text
+from auxcheck._core.report import Finding
 from auxcheck._runtime.walk import iter_tensors, unique_tensors
-from auxcheck.report import Finding
 
 __all__ = [
     "DEFAULT_BATCH_SIZE",

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from auxcheck._core.plugin_calls import attempt
-from auxcheck.report import Finding, describe
+from auxcheck._core.report import Finding, describe
 
 __all__ = ["ConsumeWitness"]
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from auxcheck._core.report import Finding
 from auxcheck._runtime.scheduler import FakeBatch, FakeForwardMode
-from auxcheck.report import Finding
 
 if TYPE_CHECKING:
     from auxcheck._runtime.static_buffers import StaticBufferRegistry

@@ -17,9 +17,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from auxcheck._core.plugin_calls import passes_through, shape_text
+from auxcheck._core.report import Finding
 from auxcheck._runtime.copying import covered_bytes, covered_view, raw_bytes
 from auxcheck._runtime.walk import iter_tensors, unique_tensors
-from auxcheck.report import Finding
 
 __all__ = ["HeldTensor", "hold", "sampler_failed", "written"]
 

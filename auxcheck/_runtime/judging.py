@@ -6,9 +6,9 @@ import operator
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from auxcheck._core.errors import Interrupted, InvalidArgument
 from auxcheck._core.interrupts import interrupted_finding
 from auxcheck._core.plugin_calls import (
-    Interrupted,
     announce,
     attempt,
     kind_name,
@@ -17,10 +17,9 @@ from auxcheck._core.plugin_calls import (
     plain_torch,
     summarize,
 )
+from auxcheck._core.report import Finding, Report, describe
 from auxcheck._runtime.batches import MAX_BATCH_SIZE
 from auxcheck._runtime.static_buffers import as_registry
-from auxcheck.errors import InvalidArgument
-from auxcheck.report import Finding, Report, describe
 
 if TYPE_CHECKING:
     from auxcheck._runtime.static_buffers import StaticBufferRegistry

@@ -26,32 +26,25 @@ from collections import deque
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
+from auxcheck._core.errors import PluginCallFailed
 from auxcheck._core.plugin_calls import kind_name, passes_through, phase_code, summarize
+from auxcheck._core.report import Finding
 from auxcheck._runtime.batches import BatchSize
 from auxcheck._runtime.forward import Forward, GraphOutputs
 from auxcheck._runtime.published import PublishedLeaf, located, process_step, publish
 from auxcheck._runtime.scheduler import FakeBatch, SchedulerModel, describe_events
-from auxcheck.report import Finding
 
 if TYPE_CHECKING:
     from auxcheck._runtime.static_buffers import StaticBufferRegistry
 
-__all__ = ["DELAYED", "HookFailed", "Producer", "broken_checker", "delays_sampling", "run_loop"]
-
-
-class HookFailed(Exception):
-    """A producer (an observer hook, a factory) failed; carries the finding that says so."""
-
-    def __init__(self, finding: Finding) -> None:
-        self.finding = finding
-        super().__init__(finding.message)
+__all__ = ["DELAYED", "PluginCallFailed", "Producer", "broken_checker", "delays_sampling", "run_loop"]
 
 
 Producer = Callable[[Forward], Any]
-"""Returns the device output published in one forward (None for none); raises HookFailed.
+"""Returns the device output published in one forward (None for none); raises PluginCallFailed.
 
 What it finds that does not stop the step goes to ``forward.noted``; the finding of a
-HookFailed may be one of them.
+PluginCallFailed may be one of them.
 """
 
 
@@ -101,7 +94,7 @@ def run_loop(produce: Producer, *, size: BatchSize, steps: int,
                     process()
             try:
                 output = produce(forward)
-            except HookFailed as failed:
+            except PluginCallFailed as failed:
                 keep(forward.noted, step)
                 if not any(failed.finding is f for f in forward.noted):
                     keep([located(failed.finding, "", at)], step)

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from auxcheck._core.plugin_calls import MISSING, announce, arity_problem, kind_name, lookup
-from auxcheck.report import Finding
+from auxcheck._core.report import Finding
 
 __all__ = ["method_findings"]
 

@@ -10,15 +10,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from auxcheck._core.errors import PluginCallFailed
 from auxcheck._core.plugin_calls import MISSING, announce, attempt, kind_name, lookup
+from auxcheck._core.protocols import append_auxiliary_output
+from auxcheck._core.report import Finding, Report, describe
 from auxcheck._runtime.batches import OBSERVER_SIZES, BatchSize
 from auxcheck._runtime.forward import FakeSamplingInfo, Forward
 from auxcheck._runtime.handed import hold, sampler_failed, written
-from auxcheck._runtime.loop import HookFailed, Producer, run_loop
+from auxcheck._runtime.loop import Producer, run_loop
 from auxcheck._runtime.reads import storage_key, watch_reads
 from auxcheck._runtime.sglang_fields import unsimulated_note
-from auxcheck.protocols import append_auxiliary_output
-from auxcheck.report import Finding, Report, describe
 
 if TYPE_CHECKING:
     from auxcheck._runtime.static_buffers import StaticBufferRegistry
@@ -33,11 +34,11 @@ def _hook(observer: Any, name: str, *args: Any, **kwargs: Any) -> Any:
         attempt(found.value, *args, **kwargs)
     if outcome.error is not None and (note := unsimulated_note(outcome.error, name, "",
                                                                observer)) is not None:
-        raise HookFailed(note)
+        raise PluginCallFailed(note)
     if outcome.error is not None or outcome.value is MISSING:
         seen = "is no longer there" if outcome.error is None else \
             f"raised {kind_name(outcome.error)}"
-        raise HookFailed(Finding.of("AUX102", f"{name} {seen}",
+        raise PluginCallFailed(Finding.of("AUX102", f"{name} {seen}",
                                     "expected the observer's hooks to run as SGLang calls them",
                                     observer, detail=outcome.detail))
     return outcome.value
@@ -48,7 +49,7 @@ def _truth(observer: Any, name: str, value: Any) -> bool:
     announce("AUX102", "the truth value of what `" + name + "` of {} returned", observer)
     outcome = attempt(bool, value)
     if outcome.error is not None:
-        raise HookFailed(Finding.of("AUX102", f"{name} returned {describe(value)}, whose truth "
+        raise PluginCallFailed(Finding.of("AUX102", f"{name} returned {describe(value)}, whose truth "
                                     f"value raised {kind_name(outcome.error)}",
                                     "expected a bool", observer, detail=outcome.detail))
     return bool(outcome.value)
@@ -95,7 +96,7 @@ def _sample_step(observer: Any, forward: Forward) -> Any:
         wrote[0] = sampler_failed(wrote[0], kind_name(sampled.error), sampled.detail)
     forward.noted.extend(wrote)
     if sampled.error is not None:
-        raise HookFailed(wrote[0] if wrote else Finding.of(
+        raise PluginCallFailed(wrote[0] if wrote else Finding.of(
             "AUX102", f"the sampler could not run after before_grammar: "
             f"{kind_name(sampled.error)}", "expected the hooks to leave the logits and "
             "sampling info as SGLang passed them", observer, detail=sampled.detail))
@@ -148,7 +149,7 @@ def forward_producer(observer: Any, sampling: Any = None) -> Producer:
             sampled = _sample_step(sampling, forward)
             composed = attempt(append_auxiliary_output, output, sampled)
             if composed.error is not None:
-                raise HookFailed(Finding.of(
+                raise PluginCallFailed(Finding.of(
                     "AUX102", f"composing the forward and sampling outputs raised "
                     f"{kind_name(composed.error)}", "expected device outputs that behave "
                     "like plain objects", observer, detail=composed.detail))

@@ -7,10 +7,10 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from auxcheck._core.plugin_calls import MISSING, lookup, type_name
+from auxcheck._core.report import Finding, Report
+from auxcheck._core.rules import get_rule
 from auxcheck._runtime.methods import method_findings
 from auxcheck._runtime.pipeline import pp_findings
-from auxcheck.report import Finding, Report
-from auxcheck.rules import get_rule
 
 if TYPE_CHECKING:
     from auxcheck._runtime.static_buffers import StaticBufferRegistry

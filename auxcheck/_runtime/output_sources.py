@@ -11,7 +11,9 @@ import inspect
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from auxcheck._core.errors import PluginCallFailed
 from auxcheck._core.plugin_calls import MISSING, announce, attempt, kind_name, lookup
+from auxcheck._core.report import Finding, Report, describe
 from auxcheck._runtime.batches import (
     DEFAULT_BATCH_SIZE,
     OBSERVER_SIZES,
@@ -20,9 +22,8 @@ from auxcheck._runtime.batches import (
     infer_batch_sizes,
 )
 from auxcheck._runtime.forward import Forward
-from auxcheck._runtime.loop import HookFailed, Producer, run_loop
+from auxcheck._runtime.loop import Producer, run_loop
 from auxcheck._runtime.scheduler import SchedulerModel
-from auxcheck.report import Finding, Report, describe
 
 if TYPE_CHECKING:
     from auxcheck._runtime.static_buffers import StaticBufferRegistry
@@ -98,7 +99,7 @@ def check_source(source: OutputSource, *, batch_size: int | None = None,
     runs = 1 if source.kind == "instance" else steps
     try:
         pristine, first = _first_output(source, keep_copy=batch_size is None)
-    except HookFailed as failed:
+    except PluginCallFailed as failed:
         report.add(failed.finding)
         return report
     candidates = ([BatchSize((batch_size,))] if batch_size else infer_batch_sizes(first))
@@ -122,14 +123,14 @@ def check_source(source: OutputSource, *, batch_size: int | None = None,
 
 
 def _first_output(source: OutputSource, *, keep_copy: bool) -> tuple[Any, Any]:
-    """Returns (a pristine deep copy or None, the first output); raises HookFailed when none.
+    """Returns (a pristine deep copy or None, the first output); raises PluginCallFailed when none.
 
     The copy of an instance is kept only when other batch sizes may be tried with it,
     and only when it is of the instance's own type (a ``__deepcopy__`` returning
     another object would judge that object instead).
     """
     if source.kind == "instance" and source.value is None:
-        raise HookFailed(Finding.of("AUX101", "the device output is None",
+        raise PluginCallFailed(Finding.of("AUX101", "the device output is None",
                                     "expected a device output with a callable copy_to_host",
                                     None))
     if source.kind == "instance" and not keep_copy:
@@ -152,14 +153,14 @@ def _fresh(source: OutputSource, pristine: Any) -> Any:
         return copied if type(copied) is type(pristine) else None
     try:
         return made_by(source.value)
-    except HookFailed:
+    except PluginCallFailed:
         return None
 
 
 def made_by(factory: Any, *args: Any) -> Any:
     """Returns what a factory of device outputs returned for ``args`` (none, or the batch).
 
-    Raises HookFailed with AUX103 when it raised, AUX101 when it returned None: a
+    Raises PluginCallFailed with AUX103 when it raised, AUX101 when it returned None: a
     fixture's factory is asked for a device output, unlike an observer, for which
     None means it publishes nothing this step.
     """
@@ -169,11 +170,11 @@ def made_by(factory: Any, *args: Any) -> Any:
     expected = "expected it to return the device output built for that batch" if args else \
         "expected it to return a device output"
     if outcome.error is not None:
-        raise HookFailed(Finding.of("AUX103", f"the factory {describe(factory)} raised "
+        raise PluginCallFailed(Finding.of("AUX103", f"the factory {describe(factory)} raised "
                                     f"{kind_name(outcome.error)}{batch}", expected, factory,
                                     detail=outcome.detail))
     if outcome.value is None:
-        raise HookFailed(Finding.of("AUX101", f"the factory {describe(factory)} returned "
+        raise PluginCallFailed(Finding.of("AUX101", f"the factory {describe(factory)} returned "
                                     f"None{batch}", expected, factory))
     return outcome.value
 

@@ -16,9 +16,9 @@ from auxcheck._core.plugin_calls import (
     lookup,
     shape_text,
 )
+from auxcheck._core.report import Finding, describe
 from auxcheck._runtime.methods import method_findings
 from auxcheck._runtime.walk import TensorRef, is_tensor, iter_tensors
-from auxcheck.report import Finding, describe
 
 __all__ = ["pp_findings"]
 

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from auxcheck._core.plugin_calls import announce, attempt, kind_name, lookup, shape_text
+from auxcheck._core.protocols import CommittedTokens
+from auxcheck._core.report import Finding, describe
 from auxcheck._runtime.consume import ConsumeWitness
 from auxcheck._runtime.copying import DeferredCopy, covered_bytes, still_holds
 from auxcheck._runtime.methods import method_findings
@@ -19,8 +21,6 @@ from auxcheck._runtime.reads import watch_reads
 from auxcheck._runtime.scheduler import FakeBatch
 from auxcheck._runtime.sglang_fields import unsimulated_note
 from auxcheck._runtime.walk import TensorRef, dense_parts, iter_tensors, unique_tensors
-from auxcheck.protocols import CommittedTokens
-from auxcheck.report import Finding, describe
 
 if TYPE_CHECKING:
     from auxcheck._runtime.static_buffers import StaticBufferRegistry

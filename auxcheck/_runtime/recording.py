@@ -16,6 +16,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from auxcheck._core.errors import LeafRaised
+
 if TYPE_CHECKING:
     import torch
 
@@ -33,21 +35,6 @@ __all__ = [
 ]
 
 _clock = itertools.count()
-
-
-class LeafRaised(Exception):
-    """A user's wrapped output raised on its own: the fault is the leaf's, not the composite's.
-
-    ``code`` is AUX103 (its ``copy_to_host`` raised) or AUX202 (its ``consume`` raised);
-    ``leaf`` is the user's object and ``error`` what it raised.
-    """
-
-    def __init__(self, code: str, method: str, leaf: Any, error: BaseException) -> None:
-        self.code = code
-        self.method = method
-        self.leaf = leaf
-        self.error = error
-        super().__init__(f"{code}: the wrapped output's {method} failed")  # no plugin code runs
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,7 +160,7 @@ def _leaf_call(leaf: Any, method: str, codes: tuple[str, str], *args: Any) -> An
 
 def _describe(obj: Any) -> str:
     """Returns :func:`auxcheck.report.describe` of ``obj`` (imported late: the report imports rules)."""
-    from auxcheck.report import describe as safe
+    from auxcheck._core.report import describe as safe
 
     return safe(obj)
 

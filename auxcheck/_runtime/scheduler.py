@@ -34,8 +34,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from auxcheck.errors import SchedulerError
-from auxcheck.protocols import CommittedTokens
+from auxcheck._core.errors import SchedulerError
+from auxcheck._core.protocols import CommittedTokens
 
 EOS_TOKEN = 2
 """The EOS token of the model's requests."""

@@ -9,7 +9,7 @@ this table against them.
 
 from __future__ import annotations
 
-from auxcheck.report import Finding
+from auxcheck._core.report import Finding
 
 __all__ = ["REAL_FIELDS", "STAND_INS", "unsimulated", "unsimulated_note"]
 

@@ -13,7 +13,10 @@ from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar, Union
 
+from auxcheck._core.errors import CudaGraphAliasError, InvalidArgument
 from auxcheck._core.plugin_calls import kind_name
+from auxcheck._core.report import Finding
+from auxcheck._core.rules import get_rule
 from auxcheck._runtime.byteranges import ByteRange, byte_range, ranges_overlap
 from auxcheck._runtime.sharing import (
     DEFAULT_LIMIT,
@@ -25,9 +28,6 @@ from auxcheck._runtime.sharing import (
     runs_share,
 )
 from auxcheck._runtime.walk import is_tensor
-from auxcheck.errors import CudaGraphAliasError, InvalidArgument
-from auxcheck.report import Finding
-from auxcheck.rules import get_rule
 
 if TYPE_CHECKING:
     from torch import Tensor

@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from types import MemberDescriptorType
 from typing import TYPE_CHECKING, Any
 
+from auxcheck._core.errors import InvalidArgument
 from auxcheck._core.plugin_calls import (
     MISSING,
     Outcome,
@@ -22,6 +23,8 @@ from auxcheck._core.plugin_calls import (
     lookup,
     type_name,
 )
+from auxcheck._core.protocols import CommittedTokens
+from auxcheck._core.report import Finding, Report, describe
 from auxcheck._runtime.judging import (
     catch_escapes_and_stops,
     declared_batch_size,
@@ -30,9 +33,6 @@ from auxcheck._runtime.judging import (
 )
 from auxcheck._runtime.observer_reports import forward_report, sampling_report
 from auxcheck._runtime.pipeline import pp_findings
-from auxcheck.errors import InvalidArgument
-from auxcheck.protocols import CommittedTokens
-from auxcheck.report import Finding, Report, describe
 
 if TYPE_CHECKING:
     from auxcheck._runtime.static_buffers import StaticBuffers

@@ -111,7 +111,7 @@ def _children(value: Any, path: str) -> list[tuple[str, Any]]:
 
 
 def _key_text(key: Any) -> str:
-    from auxcheck.report import describe
+    from auxcheck._core.report import describe
 
     return describe(key, limit=40)
 

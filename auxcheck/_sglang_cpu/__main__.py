@@ -10,7 +10,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from auxcheck._sglang_cpu.environment import RELEASE, RELEASES, CpuEnvironmentError, build
+from auxcheck._core.errors import CpuEnvironmentError
+from auxcheck._sglang_cpu.environment import RELEASE, RELEASES, build
 
 
 def main(argv: list[str] | None = None) -> int:

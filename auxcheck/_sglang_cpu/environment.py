@@ -31,7 +31,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from auxcheck.errors import AuxcheckError
+from auxcheck._core.errors import CpuEnvironmentError
 
 __all__ = [
     "RELEASE",
@@ -57,10 +57,6 @@ _SITE = _HERE / "site"
 _SHIM = "_auxcheck_sglang_cpu"
 _NO_DEPS = ("xgrammar",)
 """Installed without their requirements (xgrammar's pull in the 1 GB triton wheel)."""
-
-
-class CpuEnvironmentError(AuxcheckError):
-    """The CPU SGLang environment could not be built; the message says which step and why."""
 
 
 def _recipe_files(release: str) -> list[Path]:

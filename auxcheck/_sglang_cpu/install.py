@@ -26,9 +26,9 @@ from pathlib import Path
 from typing import Any
 
 from auxcheck import __version__
+from auxcheck._core.errors import PluginInstallError
 from auxcheck._core.python_files import SKIPPED_DIRS, iter_python_files
 from auxcheck._sglang_cpu.environment import Environment
-from auxcheck.errors import AuxcheckError
 
 __all__ = ["GROUP", "Installed", "PluginInstallError", "install_plugin"]
 
@@ -80,10 +80,6 @@ the named distributions no installed distribution meets (missing), and which one
 another version (conflicts)."""
 _ROUNDS = 8
 """Rounds of installing missing requirements (each round the requirements of the last)."""
-
-
-class PluginInstallError(AuxcheckError):
-    """The plugin could not be installed; the message says why and what pip printed."""
 
 
 @dataclass(frozen=True, slots=True)

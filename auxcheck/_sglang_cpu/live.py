@@ -26,10 +26,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from auxcheck._sglang_cpu.environment import CpuEnvironmentError, Environment, build
-from auxcheck._sglang_cpu.install import GROUP, Installed, PluginInstallError, install_plugin
+from auxcheck._core.errors import CpuEnvironmentError, PluginInstallError, ServerFailed
+from auxcheck._core.report import Finding
+from auxcheck._sglang_cpu.environment import Environment, build
+from auxcheck._sglang_cpu.install import GROUP, Installed, install_plugin
 from auxcheck._sglang_cpu.scenarios import CHUNK, SCENARIOS, Outcome, Scenario, run_scenario
-from auxcheck._sglang_cpu.server import Server, ServerFailed, log_tail, stop_all
+from auxcheck._sglang_cpu.server import Server, log_tail, stop_all
 from auxcheck._sglang_cpu.verdicts import (
     Death,
     Evidence,
@@ -38,7 +40,6 @@ from auxcheck._sglang_cpu.verdicts import (
     read_events,
     verdicts,
 )
-from auxcheck.report import Finding
 
 __all__ = ["LiveOptions", "ModeRun", "ReleaseRun", "run_live"]
 

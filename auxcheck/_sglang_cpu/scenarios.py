@@ -17,9 +17,10 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from auxcheck._sglang_cpu.server import RequestFailed, Server
+from auxcheck._core.errors import RequestFailed, ScenarioFailed
+from auxcheck._sglang_cpu.server import Server
 
-__all__ = ["CHUNK", "SCENARIOS", "Outcome", "Scenario", "ScenarioFailed", "run_scenario"]
+__all__ = ["CHUNK", "SCENARIOS", "Outcome", "Scenario", "run_scenario"]
 
 CHUNK = 256
 """The chunked-prefill size every server is started with (``--chunked-prefill-size``): a
@@ -27,10 +28,6 @@ multiple of every page size a plugin may set (SGLang asserts that it divides the
 under the tiny model's 512-token context, so that the long prompt takes two chunks."""
 LONG = 450
 """The long prompt's length in characters (tokens, for the tiny model's tokenizer)."""
-
-
-class ScenarioFailed(RequestFailed):
-    """A request ended in a way the scenario did not ask for."""
 
 
 @dataclass(frozen=True, slots=True)

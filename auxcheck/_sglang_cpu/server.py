@@ -23,33 +23,17 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from auxcheck._core.errors import RequestFailed, ServerFailed
 from auxcheck._core.stops import held
 from auxcheck._isolation.bounded import memory_text
 from auxcheck._isolation.processes import group_memory, group_running, kill_group, stop_group
 from auxcheck._sglang_cpu.environment import Environment
-from auxcheck.errors import AuxcheckError
 
 __all__ = ["RUNNING", "RequestFailed", "Server", "ServerFailed", "free_port", "log_tail",
            "stop_all"]
 
 _POLL = 0.25
 """Seconds between two looks at the port while the server starts (how often, not how long)."""
-
-
-class ServerFailed(AuxcheckError):
-    """The server did not come up: it exited (``exited`` is True) or did not answer in time."""
-
-    def __init__(self, message: str, *, exited: bool) -> None:
-        super().__init__(message)
-        self.exited = exited
-
-
-class RequestFailed(AuxcheckError):
-    """A request got an error answer, no answer in time (``hung``), or the connection broke."""
-
-    def __init__(self, message: str, *, hung: bool = False) -> None:
-        super().__init__(message)
-        self.hung = hung
 
 
 RUNNING: set[Server] = set()

@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from auxcheck._core.report import Finding
+from auxcheck._core.rules import RULES
 from auxcheck._sglang_cpu.install import Installed
-from auxcheck.report import Finding
-from auxcheck.rules import RULES
 
 __all__ = ["Death", "Evidence", "Failure", "explained", "read_events", "verdicts"]
 
@@ -191,7 +191,7 @@ def verdicts(release: str, evidence: Evidence) -> tuple[list[Finding], list[str]
 
     def add(code: str, seen: str, expected: str, location: str | None,
             detail: str | None = None) -> None:
-        key = (code, location or "", seen.split(";")[0])
+        key = (code, location or "", seen)
         if key not in findings:
             findings[key] = Finding.of(code, f"sglang {release}: {seen}", expected,
                                        location=location, detail=detail)
@@ -336,9 +336,9 @@ def _deaths(evidence: Evidence, add: Any, notes: list[str]) -> set[str]:
         died.logs.append(death.log)
     explained = set()
     for died in causes.values():
-        kind = died.error.partition(":")[0].strip()
+        kind = _exception_name(died.error)
         guard = [e for e in evidence.guard if e.get("event") == "finding"
-                 and e.get("code") == "AUX202" and f"raised {kind} " in str(e.get("message"))]
+                 and e.get("code") == "AUX202" and e.get("raised") == kind]
         detail = died.detail
         if died.location is not None and guard:
             explained.add(kind)
@@ -354,14 +354,19 @@ def _deaths(evidence: Evidence, add: Any, notes: list[str]) -> set[str]:
     return explained
 
 
+def _exception_name(error: str) -> str:
+    """Returns the bare type name of the exception Python's own text ``error`` shows
+    (``pkg.errors.Boom: bad`` -> ``Boom``), as the guard's ``raised`` field names it."""
+    return error.partition(":")[0].strip().rpartition(".")[2]
+
+
 def _guard(release: str, evidence: Evidence, folded: set[str]) -> list[Finding]:
     """Returns one finding per rule and output class the live guard reported, naming the
     modes it was seen in, at the class's definition when the class is the plugin's; an AUX202
     of an exception a death already reports (``folded``) is part of that finding."""
     seen: dict[tuple[str, str], tuple[dict[str, Any], set[str]]] = {}
     for event in evidence.guard:
-        if event.get("code") == "AUX202" and any(
-                f"raised {kind} " in str(event.get("message")) for kind in folded):
+        if event.get("code") == "AUX202" and event.get("raised") in folded:
             continue
         if event.get("event") == "finding" and event.get("code") in RULES:
             key = (str(event["code"]), str(event.get("output_class") or ""))

@@ -17,7 +17,9 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
+from auxcheck._core.errors import ContractViolation
 from auxcheck._core.plugin_calls import Outcome, attempt, kind_name
+from auxcheck._core.report import Finding, Report, describe
 from auxcheck._suite.groups import (
     DEPENDS,
     Extras,
@@ -38,8 +40,6 @@ from auxcheck._suite.groups import (
 from auxcheck._suite.implementation_items import property_names, run_properties
 from auxcheck._suite.options import AuxcheckOptions
 from auxcheck._suite.session import implementation, light, suite_settings
-from auxcheck.errors import ContractViolation
-from auxcheck.report import Finding, Report, describe
 
 __all__ = [
     "Source",
@@ -105,6 +105,8 @@ def run_device_check(key: str, value: Any, *, options: AuxcheckOptions, context:
     Items whose prerequisite (the output's own ``copy_to_host`` / ``consume``) fails are
     skipped with a reason naming the failing item: one finding per cause. ``pp_mark`` is
     the (args, kwargs) of the value's ``auxcheck_pp`` mark: whether it crosses PP stages.
+    ``value``, ``static_buffers``, ``pp_observer`` and ``batch_size`` are the user's fixture
+    values as the fixtures returned them (hence ``Any``): they are judged here.
     """
     size = declared_size(key, batch_size, context)
     crosses = declared_pp(key, pp_mark, context)
@@ -238,7 +240,7 @@ def _strategy_findings(error: BaseException | None, reached: bool) -> list[Findi
     None for a run that drew values and raised nothing, or whose error is a finding
     of a rule judged on a value (the caller's).
     """
-    from auxcheck._properties.drawing import DrawFailed
+    from auxcheck._core.errors import DrawFailed
 
     if error is None:
         return [] if reached else [_no_value("every draw was rejected")]

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from auxcheck.errors import ContractViolation
-from auxcheck.report import Finding, describe
+from auxcheck._core.errors import ContractViolation
+from auxcheck._core.report import Finding, describe
 
 __all__ = ["item_failure_text", "violation_text"]
 

@@ -10,15 +10,18 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from auxcheck._core.errors import ContractViolation, Interrupted, InvalidArgument
 from auxcheck._core.interrupts import interrupted_finding
-from auxcheck._core.plugin_calls import Interrupted, Outcome, kind_name, plain_torch
+from auxcheck._core.plugin_calls import Outcome, kind_name, plain_torch
+from auxcheck._core.report import Finding, Report, describe
 from auxcheck._suite.fixture_values import FixtureFailed, fixture_failed
-from auxcheck.errors import ContractViolation, InvalidArgument
-from auxcheck.report import Finding, Report, describe
+
+if TYPE_CHECKING:
+    from auxcheck._runtime.static_buffers import StaticBufferRegistry
 
 __all__ = [
     "DEPENDS",
@@ -56,8 +59,9 @@ def fixture_finding(code: str, failed: FixtureFailed, expected: str) -> Finding:
 class Extras:
     """A group's optional fixture values as the checks use them, and what is wrong with them."""
 
-    static: Any
+    static: StaticBufferRegistry
     pp_observer: Any
+    """The user's PP observer (their object), or None."""
     findings: tuple[Finding, ...]
 
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import pytest
 
 from auxcheck._core.config import project_ignore
+from auxcheck._core.errors import InvalidArgument
 from auxcheck._core.text import plural
 from auxcheck._core.version import __version__
 from auxcheck._suite.fixture_values import fixture_location
@@ -25,7 +26,6 @@ from auxcheck._suite.names import (
 )
 from auxcheck._suite.options import OPTIONS, AuxcheckOptions
 from auxcheck._suite.pytest_compat import fixture_definitions, fixture_names
-from auxcheck.errors import InvalidArgument
 
 __all__ = ["Subjects", "count_subjects", "header_line", "nothing_to_check", "seed_text",
            "steps_text"]
@@ -50,8 +50,10 @@ def count_subjects(nodeids: Iterable[str]) -> Subjects:
         if SUITE_NAME not in parts[:2]:
             continue
         at = parts.index(SUITE_NAME)
-        if len(parts) == at + 3 and parts[at + 1] != IMPL_GROUP:
-            name, bracket, param = parts[-1].partition("[")
+        # A parameter id may hold "::" too: all after the group is one item's name and id.
+        item = "::".join(parts[at + 2:])
+        if item and parts[at + 1] != IMPL_GROUP:
+            name, bracket, param = item.partition("[")
             key = "::".join(parts[: at + 2]) + bracket + param
             keys[key] = keys.get(key, False) or name == OBSERVER_CHECKS[0][1]
     observers = sum(keys.values())

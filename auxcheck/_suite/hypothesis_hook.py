@@ -36,7 +36,7 @@ def _hypothesis_setup_hook() -> None:
     """
     from hypothesis import strategies as st
 
-    from auxcheck import protocols
+    from auxcheck._core import protocols
 
     st.register_type_strategy(protocols.DeviceAuxiliaryOutput, _lazy("device_outputs"))
     st.register_type_strategy(protocols.HostAuxiliaryOutput, _lazy("host_outputs"))

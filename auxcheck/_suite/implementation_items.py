@@ -8,6 +8,8 @@ from typing import Any
 
 import pytest
 
+from auxcheck._core.errors import ContractViolation, InvalidArgument
+from auxcheck._core.report import Finding, Report
 from auxcheck._properties.implementations import Implementation
 from auxcheck._properties.invariants import PropertyTest, property_tests
 from auxcheck._suite.groups import ItemContext, failing_item, run_item
@@ -18,8 +20,6 @@ from auxcheck._suite.session import (
     share_of_examples,
     suite_settings,
 )
-from auxcheck.errors import ContractViolation, InvalidArgument
-from auxcheck.report import Finding, Report
 
 __all__ = [
     "property_names",

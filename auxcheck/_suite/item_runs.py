@@ -18,9 +18,10 @@ from typing import Any
 
 import pytest
 
+from auxcheck._core.errors import InvalidArgument, ReleaseError
 from auxcheck._core.plugin_calls import attempt, kind_name
+from auxcheck._core.report import Finding, Report, describe
 from auxcheck._properties import strategies as aux
-from auxcheck._releases.wheels import ReleaseError
 from auxcheck._suite.device_items import run_device_check
 from auxcheck._suite.fixture_values import fixture_failed
 from auxcheck._suite.groups import (
@@ -38,8 +39,6 @@ from auxcheck._suite.groups import (
 from auxcheck._suite.implementation_items import property_names, run_impl_check
 from auxcheck._suite.options import AuxcheckOptions
 from auxcheck._suite.session import describe_impl, impl_fraction, implementation, profile_text
-from auxcheck.errors import InvalidArgument
-from auxcheck.report import Finding, Report, describe
 
 __all__ = [
     "ItemContext",
@@ -122,7 +121,9 @@ def run_observer_check(key: str, kind: str, value: Any, *, context: ItemContext,
 
     When the observer published nothing in all the steps, the items judging its
     outputs are skipped saying so: nothing was judged, so nothing passed.
-    ``speculative`` gives steps that commit several tokens to a request.
+    ``speculative`` gives steps that commit several tokens to a request. ``value``,
+    ``static_buffers`` and ``batch_size`` are the user's fixture values as the fixtures
+    returned them (hence ``Any``): they are judged here.
     """
     size = declared_size(key, batch_size, context)
     run_item(key, context, lambda: _observer_item(key, kind, value, context, static_buffers,

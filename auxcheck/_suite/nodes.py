@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -30,7 +31,6 @@ from auxcheck._suite.names import (
     PP_OBSERVER_FIXTURE,
     STATIC_BUFFERS_FIXTURE,
     STATIC_CODES,
-    SUITE_NAME,
 )
 from auxcheck._suite.options import OPTIONS, AuxcheckOptions
 from auxcheck._suite.pytest_compat import (
@@ -48,10 +48,10 @@ __all__ = [
     "AuxcheckFunction",
     "AuxcheckSuite",
     "DeviceGroup",
+    "GroupSubject",
     "ImplGroup",
     "ImportScanItem",
     "NothingToCheckItem",
-    "ObserverGroup",
 ]
 
 
@@ -70,8 +70,9 @@ class AuxcheckSuite(pytest.Collector):
         for name, kind in OBSERVER_FIXTURES.items():
             for fixturedef in fixture_defs_at(self._owner, name)[-1:]:
                 group = getattr(fixturedef.func, "__name__", name)
-                nodes.append(ObserverGroup.from_parent(self, name=group, fixturedef=fixturedef,
-                                                       kind=kind))
+                nodes.append(DeviceGroup.from_parent(
+                    self, name=group, fixturedef=fixturedef,
+                    subject=GroupSubject(OBSERVER_CHECKS, fixturedef.argname, kind)))
         if isinstance(self.parent, pytest.Session):
             from auxcheck._suite import item_runs
 
@@ -90,7 +91,8 @@ class AuxcheckSuite(pytest.Collector):
 def _device_groups(suite: AuxcheckSuite, fixturedef: FixtureDef[Any]) -> list[DeviceGroup]:
     """Returns the group of ``fixturedef``, named after its function."""
     name = getattr(fixturedef.func, "__name__", FIXTURE)
-    return [DeviceGroup.from_parent(suite, name=name, fixturedef=fixturedef)]
+    return [DeviceGroup.from_parent(suite, name=name, fixturedef=fixturedef,
+                                    subject=GroupSubject(DEVICE_CHECKS, FIXTURE))]
 
 
 # ---------------------------------------------------------------- fixture parameters
@@ -143,16 +145,47 @@ def _param_value(param: object) -> object:
     return param.values[0] if is_parameter_set(param) else param  # type: ignore[attr-defined]
 
 
+@dataclass(frozen=True, slots=True)
+class GroupSubject:
+    """What a group's items judge: a device output (``kind`` None) or an observer of ``kind``,
+    the checks they run and the fixture whose values they take."""
+
+    checks: tuple[tuple[str, str, tuple[str, ...]], ...]
+    fixture: str
+    kind: str | None = None
+    """The observer's kind (``sampling``, ``forward``); None for a device output."""
+
+    @property
+    def is_observer(self) -> bool:
+        """Returns True when the items judge an observer, driven through the step loop."""
+        return self.kind is not None
+
+    def graph_buffers_own(self, key: str) -> bool:
+        """Returns True for a static-memory code judged without user buffers: an observer's
+        AUX110 (the loop's own CUDA-graph outputs are registered)."""
+        return self.is_observer and key == "AUX110"
+
+    def callobj(self, key: str, group: str, names: dict[str, str],
+                visible: Visible) -> Callable[..., None]:
+        """Returns the test function of one item of this subject."""
+        if self.kind is None:
+            return _device_callobj(key, group, names, visible)
+        return _observer_callobj(key, self.kind, self.fixture, group, names, visible)
+
+
 class DeviceGroup(pytest.Collector):
-    """The per-rule items for every value of one ``auxcheck_device_output`` fixture.
+    """The per-rule items for every value of one fixture: ``auxcheck_device_output``, or an
+    observer fixture (``subject`` says which), each item a rule.
 
     Items are ``RULE-slug[param]``, one set per fixture value in order, the value's id
     last as in any parametrised pytest test.
     """
 
-    def __init__(self, *, fixturedef: FixtureDef[Any], **kwargs: Any) -> None:
+    def __init__(self, *, fixturedef: FixtureDef[Any], subject: GroupSubject,
+                 **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.fixturedef = fixturedef
+        self.subject = subject
 
     def collect(self) -> Iterable[pytest.Item | pytest.Collector]:
         """Returns one item per rule and value (AUX11x only with ``auxcheck_static_buffers``)."""
@@ -164,35 +197,25 @@ class DeviceGroup(pytest.Collector):
     def _items(self, index: int | None, ids: list[str]) -> list[AuxcheckFunction]:
         """Returns the items that check the fixture value at ``index`` (None: not parametrised)."""
         options = self.config.stash[OPTIONS]
+        subject = self.subject
         has_buffers = fixture_visible(self, STATIC_BUFFERS_FIXTURE)
         has_observer = fixture_visible(self, PP_OBSERVER_FIXTURE)
         has_size = fixture_visible(self, BATCH_SIZE_FIXTURE)
         callspec = self._callspec(index, ids)
         suffix = "" if callspec is None else f"[{callspec.id}]"
-        names = {key: f"{name}{suffix}" for key, name, _ in self.checks}
+        names = {key: f"{name}{suffix}" for key, name, _ in subject.checks}
         items = []
-        for key, name, codes in self.checks:
+        for key, name, codes in subject.checks:
             if set(codes) <= options.ignore or (set(codes) <= STATIC_CODES and not has_buffers
-                                                and not self.graph_buffers_own(key)):
+                                                and not subject.graph_buffers_own(key)):
                 continue
             item = AuxcheckFunction.from_parent(
                 self, name=f"{name}{suffix}", originalname=name, callspec=callspec,
-                callobj=self._callobj(key, f"{self.nodeid}{suffix}", names,
-                                      Visible(has_buffers, has_observer, has_size)))
+                callobj=subject.callobj(key, f"{self.nodeid}{suffix}", names,
+                                        Visible(has_buffers, has_observer, has_size)))
             item.extra_keyword_matches.update(codes)
             items.append(item)
         return items
-
-    checks = DEVICE_CHECKS
-    fixture = FIXTURE
-
-    def graph_buffers_own(self, key: str) -> bool:
-        """Returns True for a static-memory code the group judges without user buffers."""
-        return False
-
-    def _callobj(self, key: str, group: str, names: dict[str, str],
-                 visible: Visible) -> Callable[..., None]:
-        return _device_callobj(key, group, names, visible)
 
     def _callspec(self, index: int | None, ids: list[str]) -> Any:
         """Returns the parametrisation that selects the fixture value at ``index``, if any."""
@@ -201,8 +224,8 @@ class DeviceGroup(pytest.Collector):
             return None
         param = params[index]
         marks = list(getattr(param, "marks", ())) if is_parameter_set(param) else []
-        return fixture_callspec(self.fixturedef, self.fixture, index, _param_value(param),
-                                ids[index], marks)
+        return fixture_callspec(self.fixturedef, self.subject.fixture, index,
+                                _param_value(param), ids[index], marks)
 
 
 def _context(request: pytest.FixtureRequest, group: str, names: dict[str, str]) -> Any:
@@ -245,34 +268,20 @@ def _device_callobj(code: str, group: str, names: dict[str, str],
     return auxcheck_device_output_check
 
 
-class ObserverGroup(DeviceGroup):
-    """The per-rule items for every value of one observer fixture, driven through the step loop."""
+def _observer_callobj(key: str, kind: str, fixture: str, group: str, names: dict[str, str],
+                      visible: Visible) -> Callable[..., None]:
+    """Returns the test function of one observer item, driven through the step loop."""
 
-    checks = OBSERVER_CHECKS
+    def auxcheck_observer_check(request: pytest.FixtureRequest) -> None:
+        from auxcheck._suite import item_runs
 
-    def __init__(self, *, kind: str, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.kind = kind
-        self.fixture = self.fixturedef.argname
+        buffers, _, size = visible.values(request)
+        item_runs.run_observer_check(key, kind, fixture_value(request, fixture),
+                                     context=_context(request, group, names),
+                                     static_buffers=buffers, batch_size=size,
+                                     speculative=_options(request).speculative)
 
-    def graph_buffers_own(self, key: str) -> bool:
-        """Returns True for AUX110: the loop's own CUDA-graph outputs are registered."""
-        return key == "AUX110"
-
-    def _callobj(self, key: str, group: str, names: dict[str, str],
-                 visible: Visible) -> Callable[..., None]:
-        fixture, kind = self.fixture, self.kind
-
-        def auxcheck_observer_check(request: pytest.FixtureRequest) -> None:
-            from auxcheck._suite import item_runs
-
-            buffers, _, size = visible.values(request)
-            item_runs.run_observer_check(key, kind, fixture_value(request, fixture),
-                                         context=_context(request, group, names),
-                                         static_buffers=buffers, batch_size=size,
-                                         speculative=_options(request).speculative)
-
-        return auxcheck_observer_check
+    return auxcheck_observer_check
 
 
 def _options(request: pytest.FixtureRequest) -> AuxcheckOptions:
@@ -330,12 +339,24 @@ def _impl_callobj(name: str, names: dict[str, str]) -> Callable[..., None]:
 # ---------------------------------------------------------------- items
 
 
+def _domain(item: pytest.Item) -> str:
+    """Returns ``group::name[id]``: the names of the nodes below the ``auxcheck`` collector,
+    read from the nodes (an id, the user's text, may hold ``auxcheck::`` too)."""
+    names = [item.name]
+    node = item.parent
+    while node is not None and not isinstance(node, AuxcheckSuite):
+        names.append(node.name)
+        node = node.parent
+    return "::".join(reversed(names)) if node is not None else item.name
+
+
+
 class AuxcheckFunction(pytest.Function):
     """An auxcheck item: a pytest function whose failures read like a contract finding."""
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         """Returns the item's location: the user's fixture for device items, and its id."""
-        domain = self.nodeid.rpartition(f"{SUITE_NAME}::")[2] or self.name
+        domain = _domain(self)
         if isinstance(self.parent, DeviceGroup):
             return (*fixture_location(self.parent.fixturedef, self.path), domain)
         return self.path, 0, domain

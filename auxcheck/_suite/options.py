@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from auxcheck._core.config import project_ignore
-from auxcheck.errors import InvalidArgument
-from auxcheck.rules import parse_codes
+from auxcheck._core.errors import InvalidArgument
+from auxcheck._core.rules import parse_codes
 
 __all__ = [
     "DEFAULT_PROFILE",

@@ -12,8 +12,10 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
+from auxcheck._core.errors import ResultsFileError
+
 if TYPE_CHECKING:
-    from auxcheck.report import Finding
+    from auxcheck._core.report import Finding
 
 __all__ = [
     "RESULTS_VERSION",
@@ -21,7 +23,6 @@ __all__ = [
     "ItemResult",
     "ResultFinding",
     "ResultsFile",
-    "ResultsFileError",
     "read_results",
 ]
 
@@ -34,10 +35,6 @@ ItemKind = Literal["output", "observer", "impl", "imports", "other"]
 objects), the chosen implementation, the import scan, or something else (a user's test)."""
 
 _KINDS: frozenset[str] = frozenset(get_args(ItemKind))
-
-
-class ResultsFileError(ValueError):
-    """The results file is missing, not JSON, of another version, or not of this schema."""
 
 
 def _text(data: dict[str, Any], key: str, *, optional: bool = False) -> Any:
@@ -61,7 +58,7 @@ class ResultFinding:
     @classmethod
     def of(cls, finding: Finding) -> ResultFinding:
         """Returns the record of ``finding`` (its object described, plugin code not run)."""
-        from auxcheck.report import describe
+        from auxcheck._core.report import describe
 
         subject = None if finding.obj is None else describe(finding.obj)
         return cls(finding.code, finding.message, finding.location, subject)

@@ -30,21 +30,21 @@ def results_path(text: str) -> Path:
 
 
 def _kind(item: pytest.Item) -> ItemKind:
-    from auxcheck._suite.nodes import DeviceGroup, ImplGroup, ImportScanItem, ObserverGroup
+    from auxcheck._suite.nodes import DeviceGroup, ImplGroup, ImportScanItem
 
     if isinstance(item, ImportScanItem):
         return "imports"
     parent = item.parent
-    return ("observer" if isinstance(parent, ObserverGroup) else "output"
-            if isinstance(parent, DeviceGroup) else "impl" if isinstance(parent, ImplGroup)
-            else "other")
+    if isinstance(parent, DeviceGroup):
+        return "observer" if parent.subject.is_observer else "output"
+    return "impl" if isinstance(parent, ImplGroup) else "other"
 
 
 def _codes(item: pytest.Item) -> tuple[str, ...]:
     """Returns the rule codes an item checks: the keywords its group gave it that are rules."""
+    from auxcheck._core.rules import RULES
     from auxcheck._suite.names import IMPORT_CODES
     from auxcheck._suite.nodes import ImportScanItem
-    from auxcheck.rules import RULES
 
     if isinstance(item, ImportScanItem):
         return tuple(IMPORT_CODES)
@@ -55,7 +55,7 @@ def item_record(item: pytest.Item, raised: BaseException | None) -> dict[str, ob
     """Returns what the results file keeps of ``item`` beyond its report: its kind, its rule
     codes, and the findings of a ContractViolation it ``raised`` (``findings`` is None for
     any other failure, a fixture that raised, say)."""
-    from auxcheck.errors import ContractViolation
+    from auxcheck._core.errors import ContractViolation
 
     findings = None
     if isinstance(raised, ContractViolation):

@@ -14,7 +14,8 @@ import sys
 from collections.abc import Sequence
 
 from auxcheck import __version__
-from auxcheck.cli._common import UsageError, run_command
+from auxcheck._core.errors import UsageError
+from auxcheck.cli._common import run_command
 
 __all__ = ["SUBCOMMANDS", "main"]
 

@@ -19,8 +19,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, NoReturn
 
+from auxcheck._core.errors import UsageError
 from auxcheck._core.limits import is_out_of_files, out_of_files_line
-from auxcheck.errors import AuxcheckError
 
 __all__ = [
     "CommandParser",
@@ -38,18 +38,6 @@ __all__ = [
     "say",
     "seconds",
 ]
-
-
-class UsageError(AuxcheckError):
-    """A command line that cannot be used: exit status 2, the message says which part and why.
-
-    ``usage`` is the command's usage line, printed first when argparse found the problem.
-    """
-
-    def __init__(self, message: str, *, usage: str = "") -> None:
-        self.message = message
-        self.usage = usage
-        super().__init__(message)
 
 
 class _ParserExit(Exception):
@@ -144,8 +132,8 @@ def _standard_streams(prog: str) -> bool:
 def _progress_setting() -> None:
     """Raises UsageError when ``AUXCHECK_PROGRESS`` holds no setting it takes, before the
     command starts (its first wait would otherwise be where it fails)."""
+    from auxcheck._core.errors import InvalidArgument
     from auxcheck._core.progress import wanted
-    from auxcheck.errors import InvalidArgument
 
     try:
         wanted()
@@ -246,7 +234,8 @@ def add_format(parser: argparse.ArgumentParser, choices: Sequence[str], *, help:
 
 def one_version(text: str) -> str:
     """Returns ``text`` as one release version; raises ArgumentTypeError saying what it got."""
-    from auxcheck.releases import ReleaseError, parse_versions
+    from auxcheck._core.errors import ReleaseError
+    from auxcheck.releases import parse_versions
 
     try:
         versions = parse_versions(text)
@@ -283,8 +272,8 @@ def releases_of(sglang: Sequence[str], path: Path) -> tuple[str, ...]:
     ``[tool.auxcheck] sglang`` (empty when neither names one); raises UsageError naming
     the value that is no release."""
     from auxcheck._core.config import project_sglang
-    from auxcheck.errors import InvalidArgument
-    from auxcheck.releases import ReleaseError, parse_versions
+    from auxcheck._core.errors import InvalidArgument, ReleaseError
+    from auxcheck.releases import parse_versions
 
     try:
         if sglang:

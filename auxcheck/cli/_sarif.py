@@ -23,13 +23,13 @@ from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import quote
 
 from auxcheck._core.paths import split_location
+from auxcheck._core.report import printable
+from auxcheck._core.rules import RULES
 from auxcheck._core.version import __version__
-from auxcheck.report import printable
-from auxcheck.rules import RULES
 
 if TYPE_CHECKING:
     from auxcheck._check.stages import StageFinding, StageResult
-    from auxcheck.report import Finding, Report
+    from auxcheck._core.report import Finding, Report
 
 __all__ = [
     "SARIF_SCHEMA",
@@ -345,8 +345,8 @@ def check_log(results: Sequence[StageResult], *, root: Path, exit_code: int) -> 
 
 
 def _cause_of(referred: StageFinding, causes: Sequence[StageFinding]) -> int | None:
-    """Returns the index of the first cause ``referred.see`` names, or None when none does."""
-    return next((at for at, cause in enumerate(causes) if cause.reference == referred.see), None)
+    """Returns the index of ``referred``'s cause among ``causes``, or None when it is not there."""
+    return next((at for at, cause in enumerate(causes) if cause == referred.cause), None)
 
 
 def _stage_entry(finding: StageFinding, referred: Sequence[StageFinding]) -> Entry:

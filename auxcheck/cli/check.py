@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+import tempfile
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import asdict
@@ -28,10 +29,10 @@ from auxcheck._check.stages import (
     source_root,
 )
 from auxcheck._core import progress
+from auxcheck._core.errors import UsageError
 from auxcheck._core.escape import one_line, printable
 from auxcheck.cli._common import (
     CommandParser,
-    UsageError,
     add_format,
     add_jobs,
     add_quiet,
@@ -86,9 +87,11 @@ def render_table(path: Path, results: Sequence[StageResult]) -> str:
     lines = [f"{a:<{widths[0]}}  {b:<{widths[1]}}  {c:<{widths[2]}}  {d}" for a, b, c, d in rows]
     failed = [r.stage for r in results if r.failed]
     shown = one_line(str(path))
-    verdict = (f"auxcheck check {shown}: failed ({', '.join(failed)})" if failed
-               else f"auxcheck check {shown}: ok")
-    return "\n".join(lines + ["", verdict])
+    # A stage that could not run (its tool missing) fails nothing, but is no pass either.
+    why = [f"{r.stage} not run: {r.not_run}" for r in results if r.not_run]
+    said = "; ".join([", ".join(failed)] * bool(failed) + why)
+    verdict = f"failed ({said})" if failed else f"ok ({said})" if said else "ok"
+    return "\n".join([*lines, "", f"auxcheck check {shown}: {verdict}"])
 
 
 def render_details(results: Sequence[StageResult]) -> str:
@@ -103,7 +106,8 @@ def render_details(results: Sequence[StageResult]) -> str:
 
 def render_json(path: Path, results: Sequence[StageResult], *,
                 warnings: Sequence[str] = ()) -> str:
-    """Returns the results as a JSON document: path, ok, warnings, and one object per stage,
+    """Returns the results as a JSON document: path, ok, the stages that could not run
+    (``not_run``: each stage and why), warnings, and one object per stage,
     its ``findings`` (paths relative to the project) and the ``referred`` findings another
     stage's finding caused (each with ``see``, not counted)."""
     stages: list[dict[str, Any]] = []
@@ -114,8 +118,9 @@ def render_json(path: Path, results: Sequence[StageResult], *,
         data["referred"] = [f.to_dict() for f in r.referred]
         stages.append(data)
     ok = not any(r.failed for r in results)
-    return json.dumps({"path": str(path), "ok": ok, "warnings": list(warnings),
-                       "stages": stages}, indent=2)
+    not_run = [{"stage": r.stage, "why": r.not_run} for r in results if r.not_run]
+    return json.dumps({"path": str(path), "ok": ok, "not_run": not_run,
+                       "warnings": list(warnings), "stages": stages}, indent=2)
 
 
 def render_sarif(root: Path, results: Sequence[StageResult]) -> str:
@@ -224,17 +229,17 @@ def _importable(path: Path) -> Iterator[None]:
         sys.path[:] = saved
 
 
-_IMPL_MARK = "\x00auxcheck-impl-problem:"
-"""Starts the line on which the ``--impl`` probe reports (plugin code may print too)."""
-
 _IMPL_PROBE = """\
-import os, sys
+import json, os, sys
 from auxcheck.cli.check import impl_problem
 problem = impl_problem(sys.argv[1])
-sys.stdout.write("\\n" + {mark!r} + (problem or "") + "\\n")
-sys.stdout.flush()
+fd = os.open(sys.argv[2], os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+os.write(fd, json.dumps({"problem": problem}).encode())
+os.close(fd)
 os._exit(0)
 """
+"""The ``--impl`` probe: it writes its answer to a file once the import returned, so nothing
+the module prints (its output shares the child's) can stand for the answer."""
 
 
 def impl_problem(spec: str) -> str | None:
@@ -243,9 +248,8 @@ def impl_problem(spec: str) -> str | None:
     Run by :func:`check_impl` in a child process for a module spec, so that the module's
     own code (an ``os._exit``, an abort, a hang) cannot end or stall ``auxcheck check``.
     """
-    from auxcheck.errors import InvalidArgument
+    from auxcheck._core.errors import InvalidArgument, ReleaseError
     from auxcheck.properties import load_implementation
-    from auxcheck.releases import ReleaseError
 
     try:
         load_implementation(spec)
@@ -269,7 +273,7 @@ def check_impl(spec: str, path: Path, *, timeout: float = 0, memory: int = 0) ->
     """
     if spec in ("auto", "reference"):
         return
-    from auxcheck.errors import InvalidArgument
+    from auxcheck._core.errors import InvalidArgument
     from auxcheck.properties import release_version
 
     try:
@@ -285,6 +289,22 @@ def check_impl(spec: str, path: Path, *, timeout: float = 0, memory: int = 0) ->
         raise UsageError(f"--impl: {problem}")
 
 
+class _Answer(NamedTuple):
+    """What the ``--impl`` probe wrote: why the module cannot be loaded (None: it loads)."""
+
+    problem: str | None
+
+
+def _answer(path: Path) -> _Answer | None:
+    """Returns the probe's answer in ``path``, or None when it wrote none (it ended first)."""
+    try:
+        data = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return None
+    problem = data.get("problem") if isinstance(data, dict) else 0
+    return _Answer(problem) if problem is None or isinstance(problem, str) else None
+
+
 def _probe_impl(spec: str, path: Path, timeout: float, memory: int) -> str | None:
     import os
 
@@ -294,11 +314,13 @@ def _probe_impl(spec: str, path: Path, timeout: float, memory: int) -> str | Non
     entries = [str(path)] + ([str(src)] if src is not None else [])
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(entries + [p for p in sys.path if p])
-    done = run_bounded([sys.executable, "-c", _IMPL_PROBE.format(mark=_IMPL_MARK), spec],
-                       cwd=path, env=env, timeout=timeout, memory=memory)
-    for line in reversed(done.output.splitlines()):
-        if line.startswith(_IMPL_MARK):
-            return line[len(_IMPL_MARK):] or None
+    with tempfile.TemporaryDirectory(prefix="auxcheck-impl-") as folder:
+        answer = Path(folder) / "answer.json"
+        done = run_bounded([sys.executable, "-c", _IMPL_PROBE, spec, str(answer)],
+                           cwd=path, env=env, timeout=timeout, memory=memory)
+        found = _answer(answer) if done.returncode == 0 else None
+    if found is not None:
+        return found.problem
     tail = "; ".join(done.output.strip().splitlines()[-3:])
     return (f"importing {spec!r} {done.text()} before it could be checked"
             + (f" (its last output: {tail})" if tail else "")

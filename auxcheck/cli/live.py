@@ -21,10 +21,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from auxcheck._core.errors import UsageError
 from auxcheck._core.escape import one_line, printable
 from auxcheck.cli._common import (
     CommandParser,
-    UsageError,
     add_format,
     add_quiet,
     byte_size,

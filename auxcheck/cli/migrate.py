@@ -26,6 +26,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
+from auxcheck._core.errors import InvalidArgument, MovesTableError, Stopped, UsageError
 from auxcheck._core.escape import github_command, one_line
 from auxcheck._core.paths import display_path, split_location
 from auxcheck._core.progress import clear, reporting, task
@@ -34,7 +35,6 @@ from auxcheck._core.stops import stops_raised
 from auxcheck._core.text import plural
 from auxcheck.cli._common import (
     CommandParser,
-    UsageError,
     add_format,
     add_jobs,
     add_quiet,
@@ -44,7 +44,6 @@ from auxcheck.cli._common import (
     run_command,
     say,
 )
-from auxcheck.errors import InvalidArgument, MovesTableError, Stopped
 from auxcheck.migrate.moves import Move, MoveTable
 from auxcheck.migrate.runner import (
     DEFAULT_MAX_FILE_SIZE,
@@ -56,7 +55,7 @@ from auxcheck.migrate.runner import (
 )
 
 if TYPE_CHECKING:
-    from auxcheck.report import Finding
+    from auxcheck._core.report import Finding
 
 __all__ = ["DESCRIPTION", "main"]
 
@@ -191,7 +190,7 @@ def _load_table(args: argparse.Namespace) -> MoveTable | str:
         return str(exc)
     if args.sglang is None:
         return table
-    from auxcheck.releases import ReleaseError  # only --sglang reads releases
+    from auxcheck._core.errors import ReleaseError
 
     try:
         return _with_release_moves(table, args)
@@ -213,7 +212,7 @@ def _print_findings(summary: RunSummary, fmt: str, out: TextIO, status: int) -> 
     if fmt == "json":
         import json
 
-        from auxcheck.report import Report
+        from auxcheck._core.report import Report
 
         report = Report("auxcheck migrate", findings).to_dict()
         report["ok"] = status == 0
@@ -360,7 +359,7 @@ def _run_stdin(moves: MoveTable, mode: Mode, compat: bool, fmt: str,
 
 
 def _main(argv: list[str]) -> int:
-    from auxcheck.migrate.needs import LibcstUnavailable
+    from auxcheck._core.errors import LibcstUnavailable
 
     _escaping_output()
     with stops_raised():  # SIGTERM as Ctrl-C, raised once as Stopped

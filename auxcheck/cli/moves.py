@@ -14,9 +14,9 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from auxcheck._core.errors import UsageError
 from auxcheck.cli._common import (
     CommandParser,
-    UsageError,
     add_format,
     add_jobs,
     add_quiet,
@@ -56,9 +56,9 @@ def _run(argv: list[str]) -> int:
     if args.older == args.newer:
         raise UsageError(f"--from and --to are the same release ({args.older}); pass the older "
                          "release to --from and the newer one to --to")
+    from auxcheck._core.errors import ReleaseError
     from auxcheck._core.progress import reporting
     from auxcheck._releases.moves_infer import moves_between, render_json, render_toml
-    from auxcheck.releases import ReleaseError
 
     try:
         with reporting(PROG, enabled=not args.quiet):

@@ -19,7 +19,7 @@ def _parser() -> CommandParser:
 
 
 def _run(argv: list[str]) -> int:
-    from auxcheck.rules import render_table
+    from auxcheck._core.rules import render_table
 
     options = _parser().parse_args(argv)
     print(render_table(markdown=options.markdown))

@@ -11,6 +11,7 @@ import zipfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from auxcheck._core.errors import UsageError
 from auxcheck._releases.stubcheck import (
     PINNED_SGLANG_VERSION,
     Mismatch,
@@ -20,14 +21,14 @@ from auxcheck._releases.stubcheck import (
     find_stubs_dir,
     stubs_sglang_version,
 )
-from auxcheck.cli._common import CommandParser, UsageError, add_release_options, run_command
+from auxcheck.cli._common import CommandParser, add_release_options, run_command
 from auxcheck.releases import Release
 
 __all__ = ["DESCRIPTION", "main"]
 
 DESCRIPTION = ("Compare the sglang stubs with SGLang releases' source (--sglang R1,R2, fetched "
                "into the cache as `auxcheck check --sglang` does; or a --wheel or --source), or "
-               "with auxcheck's reference contract (auxcheck/protocols.py). Exit status: 0 when "
+               "with auxcheck's reference contract (auxcheck.protocols). Exit status: 0 when "
                "they match, 1 on mismatches, 2 on usage errors.")
 PROG = "auxcheck stubcheck"
 
@@ -39,7 +40,7 @@ def _parser() -> CommandParser:
                              f"{PINNED_SGLANG_VERSION},0.5.23; repeatable): each wheel is read "
                              "from --wheel, --source or the cache, downloaded when missing")
     parser.add_argument("--reference", action="store_true",
-                        help="compare with auxcheck/protocols.py, mapped to the stub modules")
+                        help="compare with auxcheck.protocols, mapped to the stub modules")
     parser.add_argument("--stubs", type=Path, metavar="DIR",
                         help="the sglang-stubs directory (default: the installed one)")
     parser.add_argument("-q", "--quiet", action="store_true",
@@ -78,13 +79,8 @@ def _main(argv: list[str]) -> int:
 def _targets(options: argparse.Namespace) -> list[tuple[Release, str]]:
     """Returns the releases to compare with, each with how the report names it; raises
     UsageError naming the option when a target is missing or cannot be had."""
-    from auxcheck.releases import (
-        ReleaseError,
-        find_release,
-        local_releases,
-        parse_versions,
-        same_version,
-    )
+    from auxcheck._core.errors import ReleaseError
+    from auxcheck.releases import find_release, local_releases, parse_versions, same_version
 
     asked = bool(options.sglang or options.wheel or options.source)
     if options.reference:

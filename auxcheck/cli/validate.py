@@ -20,13 +20,14 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from auxcheck._core import progress
+from auxcheck._core.errors import InvalidArgument, UsageError
 from auxcheck._core.escape import printable
 from auxcheck._core.imports import is_missing, missing_module_hint, near_modules
-from auxcheck._core.plugin_calls import attempt
+from auxcheck._core.plugin_calls import attempt, type_name
+from auxcheck._core.report import Finding, Report, describe
 from auxcheck._core.text import close_names, did_you_mean, plural
 from auxcheck.cli._common import (
     CommandParser,
-    UsageError,
     add_format,
     add_quiet,
     add_timeout,
@@ -34,8 +35,6 @@ from auxcheck.cli._common import (
     run_command,
     say,
 )
-from auxcheck.errors import InvalidArgument
-from auxcheck.report import Finding, Report, describe
 
 if TYPE_CHECKING:
     from auxcheck._isolation.child import Channel
@@ -228,7 +227,7 @@ def _last_report(messages: Sequence[Mapping[str, Any]]) -> tuple[Report, dict[st
 
 
 def _report_of(data: Mapping[str, Any]) -> Report:
-    from auxcheck.rules import get_rule
+    from auxcheck._core.rules import get_rule
 
     def findings(key: str) -> list[Finding]:  # the keys of Finding.to_dict
         return [Finding(str(f["code"]), str(f["message"]), None, str(f["hint"]),
@@ -257,8 +256,8 @@ def _failed(spec: str, unit: Unit) -> Finding | None:
 
 def _ended(spec: str, unit: Unit, shared_with: str | None) -> Finding:
     """Returns the finding of a unit that ended the process or ran past the time limit."""
+    from auxcheck._core.rules import RULES
     from auxcheck._isolation.runner import Phase
-    from auxcheck.rules import RULES
 
     ending = unit.ending
     if ending is not None and ending.kind == "runner" and unit.phase is None:
@@ -297,7 +296,7 @@ def _tail(output: str) -> str | None:
 
 
 def _ignored(values: Sequence[str]) -> frozenset[str]:
-    from auxcheck.rules import parse_codes
+    from auxcheck._core.rules import parse_codes
 
     try:
         return parse_codes(values)
@@ -382,9 +381,10 @@ def _ignored_by_python(unraisable: Any) -> None:
     traceback that reads like auxcheck's own."""
     try:
         error, where = describe(unraisable.exc_value), describe(unraisable.object)
-        if (error.partition("(")[0], where) in _UNRAISABLE:
+        said = (type_name(unraisable.exc_value), where)  # the type itself, not its description
+        if said in _UNRAISABLE:
             return
-        _UNRAISABLE.add((error.partition("(")[0], where))
+        _UNRAISABLE.add(said)
         text = f"auxcheck: plugin code raised {error} in {where}, where Python ignores it\n"
         os.write(2, text.encode("utf-8", "backslashreplace"))
     except BaseException:  # noqa: BLE001, S110 - a report about an ignored error must not fail

@@ -15,13 +15,8 @@ import sys
 from collections.abc import Callable, Iterable, Sequence
 from typing import NoReturn
 
-from auxcheck._core.paths import (
-    OPEN_FLAGS,
-    IrregularPath,
-    NotARegularFile,
-    display_path,
-    kind_of,
-)
+from auxcheck._core.errors import NotARegularFile, WriteRefused
+from auxcheck._core.paths import OPEN_FLAGS, IrregularPath, display_path, kind_of
 from auxcheck._core.sources import READ_SIZE, FileState, read_regular, read_rest
 from auxcheck._core.stops import held_stops
 
@@ -32,17 +27,6 @@ __all__ = [
     "drop_temporary_files",
     "temporary_prefix",
 ]
-
-
-class WriteRefused(Exception):
-    """A rewrite was not written, on purpose; ``reason`` says why and what to do."""
-
-    def __init__(self, path: str, reason: str, *, kept: bool = True) -> None:
-        self.path = path
-        self.reason = reason
-        self.kept = kept
-        """The file is exactly as it was (False: it was deleted meanwhile)."""
-        super().__init__(f"{path}: {reason}")
 
 
 _FEW_NEEDLES = 8

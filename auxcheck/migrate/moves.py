@@ -19,9 +19,9 @@ from keyword import iskeyword
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from auxcheck._core.errors import MovesTableError
 from auxcheck._core.paths import is_file
 from auxcheck._core.versions import release_numbers
-from auxcheck.errors import MovesTableError
 
 if TYPE_CHECKING:
     from auxcheck.migrate.references import UseFilter
@@ -300,7 +300,8 @@ def parse_moves(entries: object, *, source: str) -> tuple[Move, ...]:
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
-    from auxcheck._core.config import TomlFileError, load_toml  # only when a moves file is read
+    from auxcheck._core.config import load_toml
+    from auxcheck._core.errors import TomlFileError
 
     try:
         return load_toml(path)
@@ -333,7 +334,7 @@ def read_builtin_file() -> tuple[Move, ...]:
 
 def _pyproject_moves(pyproject: Path) -> tuple[Move, ...]:
     from auxcheck._core.config import auxcheck_table
-    from auxcheck.errors import InvalidArgument
+    from auxcheck._core.errors import InvalidArgument
 
     try:  # the one reader of [tool.auxcheck]: `tool = 5` is an error naming the key
         section = auxcheck_table(pyproject, "migrate")

@@ -4,20 +4,9 @@ from __future__ import annotations
 
 import importlib
 
-from auxcheck.errors import AuxcheckError
+from auxcheck._core.errors import LibcstUnavailable
 
-__all__ = ["LibcstUnavailable", "need_libcst"]
-
-
-class LibcstUnavailable(AuxcheckError, ImportError):
-    """Rewriting needs libcst, which cannot be imported here; ``reason`` says why."""
-
-    def __init__(self, reason: str) -> None:
-        self.reason = reason
-        super().__init__(f"rewriting imports needs libcst, which cannot be imported here "
-                         f"({reason}); install it with pip install 'libcst>=1.1' (a "
-                         "requirement of auxcheck: reinstalling auxcheck brings it), or use "
-                         "--check, which does not need it")
+__all__ = ["need_libcst"]
 
 
 def need_libcst() -> None:

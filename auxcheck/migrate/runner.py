@@ -15,15 +15,20 @@ import signal
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
-from auxcheck._core.limits import OutOfFiles, is_out_of_files
-from auxcheck._core.paths import NotARegularFile
+from auxcheck._core.errors import (
+    FileTooLarge,
+    NotARegularFile,
+    OutOfFiles,
+    Stopped,
+    UndecodableFile,
+    WriteRefused,
+)
+from auxcheck._core.limits import is_out_of_files
 from auxcheck._core.python_files import WalkNote, iter_python_files, module_name_of
 from auxcheck._core.sources import (
     DEFAULT_MAX_FILE_SIZE,
     PARSE_ERRORS,
-    FileTooLarge,
     SourceFile,
-    UndecodableFile,
     broken_file_finding,
     compile_as_python,
     decode_source,
@@ -32,15 +37,14 @@ from auxcheck._core.sources import (
     why_not_read,
 )
 from auxcheck._core.stops import as_worker, held_stops
-from auxcheck.errors import Stopped
-from auxcheck.migrate.files import Prefilter, WriteRefused, atomic_write, drop_temporary_files
+from auxcheck.migrate.files import Prefilter, atomic_write, drop_temporary_files
 from auxcheck.migrate.moves import MoveTable
 from auxcheck.migrate.needs import need_libcst
 
 if TYPE_CHECKING:
     from concurrent.futures import ProcessPoolExecutor
 
-    from auxcheck.report import Finding
+    from auxcheck._core.report import Finding
 
 __all__ = [
     "DEFAULT_MAX_FILE_SIZE",
@@ -186,7 +190,8 @@ def _parse_error(source: SourceFile) -> BaseException | None:
 def _migrate(source: SourceFile, *, moves: MoveTable, mode: Mode, compat: bool,
              module: str | None, releases: Sequence[str] = ()) -> FileOutcome:
     path, is_package = source.path, source.path.endswith("__init__.py")
-    from auxcheck.migrate.style import StyleConfigError, find_style
+    from auxcheck._core.errors import StyleConfigError
+    from auxcheck.migrate.style import find_style
     from auxcheck.migrate.transform import migrate_source  # libcst only when work is likely
 
     try:  # the import style of the project the file is in (stdin: the current folder's)

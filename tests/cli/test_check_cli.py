@@ -24,7 +24,7 @@ from auxcheck._check.stages import (
     plugin_packages,
     run_stages,
 )
-from auxcheck.cli._common import UsageError
+from auxcheck._core.errors import UsageError
 from auxcheck.cli.check import (
     _parser,
     check_impl,

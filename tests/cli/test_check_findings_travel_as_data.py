@@ -11,6 +11,7 @@ import pytest
 from helpers.plugin_sources import CLEAN_OUTPUT
 
 from auxcheck._check.findings import Causes, StageFinding, refer_release
+from auxcheck._core.errors import ResultsFileError
 from auxcheck._releases.release_check import ReleaseResult
 from auxcheck._releases.stage import ReleaseStage
 from auxcheck._suite.result_file import (
@@ -18,7 +19,6 @@ from auxcheck._suite.result_file import (
     ItemResult,
     ResultFinding,
     ResultsFile,
-    ResultsFileError,
     read_results,
 )
 from auxcheck.cli.check import main

@@ -82,7 +82,6 @@ def test_the_log_of_one_run_is_the_same_bytes_every_time() -> None:
 
 IMPORT = StageFinding("imports", "AUX501", "CommittedTokens imported from the old module",
                       "plugin/obs.py", 1, 1, hint=RULES["AUX501"].hint)
-CAUSE = IMPORT.reference
 
 
 def _stages() -> list[StageResult]:
@@ -92,10 +91,10 @@ def _stages() -> list[StageResult]:
             StageFinding("mypy", "mypy:attr-defined", '"Req" has no attribute "x"',
                          "plugin/obs.py", 7, 5),), referred=(
             StageFinding("mypy", "mypy:import-not-found", "Cannot find module", "plugin/obs.py",
-                         1, 1, see=CAUSE),)),
+                         1, 1, cause=IMPORT),)),
         StageResult("contract", "fail", referred=(
             StageFinding("contract", "AUX501", "the imports item failed", "plugin/obs.py", 1,
-                         see=CAUSE),)),
+                         cause=IMPORT),)),
         StageResult("sglang", "error", summary="sglang 9.9.9 cannot be had offline"),
     ]
 
@@ -133,7 +132,7 @@ def _release_stages() -> list[StageResult]:
                                ReleaseResult("0.5.20", "cache", error="its wheel is no zip"),
                                ReleaseResult("0.5.23", "cache", hooks))
              for f in release_findings(release, ROOT)]
-    referred = replace(from_finding("sglang", GONE, ROOT, prefix="sglang 0.5.23: "), see=CAUSE)
+    referred = replace(from_finding("sglang", GONE, ROOT, prefix="sglang 0.5.23: "), cause=IMPORT)
     return [*_stages()[:3], StageResult("sglang", "fail", findings=tuple(found),
                                         referred=(referred,))]
 

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from auxcheck._core.config import IniFileError, load_ini
+from auxcheck._core.config import load_ini
+from auxcheck._core.errors import IniFileError
 from auxcheck._core.paths import CONFIG_LIMIT
 
 READ_FIX = "fix the file's permissions, or remove it"

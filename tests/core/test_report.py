@@ -100,7 +100,7 @@ def test_a_finding_as_json_data_describes_its_object() -> None:
     pytest.param("x" * (1 << 26), "'" + "x" * 76 + "...", id="huge-text-sliced-first"),
     pytest.param(10**5000, "<a very large int>", id="int-too-large-for-repr"),
     pytest.param(list(range(100)), "[0, 1, 2, 3, 4, 5, ...]", id="long-list"),
-    pytest.param(describe, "<function auxcheck.report.describe>", id="function"),
+    pytest.param(describe, "<function auxcheck._core.report.describe>", id="function"),
 ])
 def test_describe_shows_plain_values_and_stays_short(obj: Any, expected: str) -> None:
     """describe shows builtin values by repr, functions by name, at most 80 characters."""

@@ -32,7 +32,7 @@ from helpers.processes import (
 )
 
 from auxcheck._core.config import project_ignore
-from auxcheck._core.paths import NotARegularFile
+from auxcheck._core.errors import NotARegularFile
 from auxcheck._core.python_files import iter_python_files
 from auxcheck.cli.migrate import main
 from auxcheck.errors import InvalidArgument, Stopped

@@ -20,6 +20,7 @@ import isort
 import pytest
 from helpers.paths import RUFF
 
+from auxcheck._core.errors import StyleConfigError
 from auxcheck.errors import AuxcheckError
 from auxcheck.migrate import style as _style
 from auxcheck.migrate.style import (
@@ -30,7 +31,6 @@ from auxcheck.migrate.style import (
     THIRD_PARTY,
     ImportStatement,
     ImportStyle,
-    StyleConfigError,
     find_style,
     member_key,
     render_from,

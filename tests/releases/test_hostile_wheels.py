@@ -24,6 +24,7 @@ from helpers.releases import impl_release_files, write_wheel
 
 import auxcheck._suite.item_runs
 import auxcheck.machine  # noqa: F401
+from auxcheck._core.errors import ReleaseError
 from auxcheck._releases.index import ReleaseIndex
 from auxcheck.cli.check import main as check_main
 from auxcheck.cli.moves import main as moves_main
@@ -31,7 +32,6 @@ from auxcheck.properties import release_implementation
 from auxcheck.releases import (
     CACHE_ENV,
     Release,
-    ReleaseError,
     fetch_wheel,
     find_release,
     parse_versions,

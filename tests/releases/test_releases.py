@@ -12,11 +12,11 @@ import pytest
 from helpers.releases import real_tree
 
 from auxcheck import releases
+from auxcheck._core.errors import ReleaseError
 from auxcheck._releases import wheels
 from auxcheck.releases import (
     CACHE_ENV,
     Release,
-    ReleaseError,
     cache_dir,
     fetch_wheel,
     find_release,

@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 from helpers.sglang_cpu import environment
 
+from auxcheck._core.errors import CpuEnvironmentError
 from auxcheck._sglang_cpu import environment as builder
 from auxcheck._sglang_cpu.__main__ import main
-from auxcheck._sglang_cpu.environment import STAMP, CpuEnvironmentError, Environment
+from auxcheck._sglang_cpu.environment import STAMP, Environment
 
 
 def made(tmp_path: Path, stamp: str | None) -> Environment:

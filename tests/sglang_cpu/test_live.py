@@ -23,8 +23,9 @@ import pytest
 from helpers.processes import HANG_GUARD
 from helpers.sglang_cpu import environment
 
+from auxcheck._core.errors import RequestFailed
 from auxcheck._sglang_cpu.install import Installed, install_plugin
-from auxcheck._sglang_cpu.server import RequestFailed, Server
+from auxcheck._sglang_cpu.server import Server
 from auxcheck.rules import RULES
 
 pytestmark = pytest.mark.slow

@@ -14,6 +14,7 @@ from helpers.releases import REAL_CACHE, real_tree
 
 import auxcheck.properties as props
 from auxcheck import protocols
+from auxcheck._core.errors import ReleaseError
 from auxcheck._runtime.scheduler import FakeBatch, FakeReq
 from auxcheck.errors import ContractViolation, InvalidArgument
 from auxcheck.machine import run_machine
@@ -31,7 +32,7 @@ from auxcheck.properties import (
     release_version,
     run_properties,
 )
-from auxcheck.releases import CACHE_ENV, ReleaseError, import_modules
+from auxcheck.releases import CACHE_ENV, import_modules
 from auxcheck.strategies import Appended, RecordingDeviceOutput
 
 Device = protocols.CompositeDeviceAuxiliaryOutput

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from auxcheck.migrate.moves import MoveTable
 
 if TYPE_CHECKING:
-    from auxcheck.report import Finding
+    from auxcheck._core.report import Finding
 
 __all__ = [
     "Analysis",
@@ -41,7 +41,7 @@ class Use(NamedTuple):
         that came after one of ``releases`` (the project's) gets ``--compat``'s fix."""
         from dataclasses import replace
 
-        from auxcheck.report import Finding
+        from auxcheck._core.report import Finding
 
         found = Finding.of(self.code, self.seen, self.expected,
                            location=f"{path}:{self.line}:{self.col}")

@@ -5,13 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from auxcheck._core.paths import NotARegularFile
+from auxcheck._core.errors import FileTooLarge, NotARegularFile, UndecodableFile
 from auxcheck._core.python_files import iter_python_files, module_name_of
 from auxcheck._core.sources import (
     DEFAULT_MAX_FILE_SIZE,
     PARSE_ERRORS,
-    FileTooLarge,
-    UndecodableFile,
     broken_file_finding,
     deep_call,
     parse_as_python,
@@ -23,7 +21,7 @@ from auxcheck.migrate.scan.analysis import is_defining_module, package_of
 from auxcheck.migrate.scan.passes import analyze
 
 if TYPE_CHECKING:
-    from auxcheck.report import Finding, Report
+    from auxcheck._core.report import Finding, Report
 
 __all__ = ["scan_paths", "scan_source"]
 
@@ -80,7 +78,7 @@ def scan_paths(paths: Sequence[str] | Iterable[str], *, moves: MoveTable | None 
     ``pytest --auxcheck`` calls this. ``releases``: the SGLang releases the project
     supports, as :func:`scan_source` takes them.
     """
-    from auxcheck.report import Report
+    from auxcheck._core.report import Report
 
     table = moves or builtin_moves()
     report = Report("auxcheck migrate --check")

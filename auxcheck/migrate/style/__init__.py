@@ -34,6 +34,7 @@ blocks through ``ruff_format`` and ``isort_format`` (which wraps with ``isort_wr
 
 from __future__ import annotations
 
+from auxcheck._core.errors import StyleConfigError
 from auxcheck.migrate.style.config import find_style
 from auxcheck.migrate.style.model import (
     FIRST_PARTY,
@@ -44,7 +45,6 @@ from auxcheck.migrate.style.model import (
     ImportStatement,
     ImportStyle,
     Names,
-    StyleConfigError,
 )
 from auxcheck.migrate.style.ordering import member_key, section_of, statement_key
 from auxcheck.migrate.style.rendering import render_from, render_import, sort_block

@@ -8,9 +8,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from auxcheck._core.config import IniFileError, TomlFileError, load_ini, load_toml
+from auxcheck._core.config import load_ini, load_toml
+from auxcheck._core.errors import IniFileError, StyleConfigError, TomlFileError
 from auxcheck._core.paths import is_dir, is_file
-from auxcheck.migrate.style.model import WRAP_MODES, ImportStyle, StyleConfigError, WrapMode
+from auxcheck.migrate.style.model import WRAP_MODES, ImportStyle, WrapMode
 
 __all__ = ["find_style"]
 

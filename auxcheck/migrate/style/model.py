@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from auxcheck.errors import AuxcheckError
+from auxcheck._core.errors import StyleConfigError
 
 __all__ = ["FIRST_PARTY", "FUTURE", "LOCAL_FOLDER", "STDLIB", "THIRD_PARTY", "WRAP_MODES",
            "ImportStatement", "ImportStyle", "Kind", "Names", "StyleConfigError", "WrapMode",
@@ -91,20 +91,6 @@ class ImportStatement:
     level: int = 0
     comment: str | None = None
     magic_comma: bool = False
-
-
-class StyleConfigError(AuxcheckError, ValueError):
-    """An import-sorter configuration value cannot be read.
-
-    ``path`` is the configuration file, ``key`` the setting and ``problem`` what
-    was wrong with it.
-    """
-
-    def __init__(self, path: str, key: str, problem: str, fix: str) -> None:
-        self.path = path
-        self.key = key
-        self.problem = problem
-        super().__init__(f"{path}: {key}: {problem}; {fix}")
 
 
 def comment_text(comment: str | None) -> str | None:
