@@ -10,35 +10,15 @@ they are not installed.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from helpers.processes import finish
-
-REFUSING = """
-import sys
-
-class Refused:
-    def find_spec(self, name, path=None, target=None):
-        if name.partition(".")[0] in {blocked!r}:
-            raise ModuleNotFoundError(f"No module named {{name!r}}", name=name)
-        return None
-
-sys.meta_path.insert(0, Refused())
-from auxcheck.cli import main
-sys.exit(main({args!r}))
-"""
+from helpers.missing_packages import auxcheck_without
 
 
 def _check_without(blocked: set[str], args: list[str], cwd: Path) -> tuple[int, str, str]:
     """Returns the status, stdout and stderr of ``auxcheck check ARGS`` without ``blocked``."""
-    process = subprocess.Popen(
-        [sys.executable, "-c", REFUSING.format(blocked=blocked, args=["check", *args])],
-        cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    out, err = finish(process, f"auxcheck check {' '.join(args)} without {sorted(blocked)}")
-    return process.returncode, out, err
+    return auxcheck_without(blocked, ["check", *args], cwd)
 
 
 @pytest.fixture

@@ -8,36 +8,11 @@ other finder is asked.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from helpers.missing_packages import auxcheck_without
 from helpers.plugin_sources import FIXABLE
-from helpers.processes import finish
-
-BLOCKED = """
-import sys
-
-class Refused:
-    def find_spec(self, name, path=None, target=None):
-        if name.partition(".")[0] in {blocked!r}:
-            raise ModuleNotFoundError(f"No module named {{name!r}}", name=name)
-        return None
-
-sys.meta_path.insert(0, Refused())
-from auxcheck.cli import main
-sys.exit(main({args!r}))
-"""
-
-
-def _without(blocked: set[str], args: list[str], cwd: Path) -> tuple[int, str, str]:
-    """Returns the status, stdout and stderr of ``auxcheck ARGS`` without ``blocked``."""
-    process = subprocess.Popen(
-        [sys.executable, "-c", BLOCKED.format(blocked=blocked, args=args)], cwd=cwd,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    out, err = finish(process, f"auxcheck {' '.join(args)} without {sorted(blocked)}")
-    return process.returncode, out, err
 
 
 @pytest.fixture
@@ -66,14 +41,14 @@ LIBCST_MISSING = (
 def test_migrate_without_libcst_says_so_once_and_changes_nothing(
         project: Path, args: list[str]) -> None:
     """Rewriting without libcst is one usage error (exit 2) naming the fix, not one per file."""
-    status, out, err = _without({"libcst"}, args, project)
+    status, out, err = auxcheck_without({"libcst"}, args, project)
     assert (status, out, err) == (2, "", LIBCST_MISSING)
     assert (project / "plugin" / "a.py").read_text() == FIXABLE
 
 
 def test_migrate_check_needs_no_libcst(project: Path) -> None:
     """--check scans with ast alone: it reports both files without libcst."""
-    status, out, _ = _without({"libcst"}, ["migrate", "--check", "plugin"], project)
+    status, out, _ = auxcheck_without({"libcst"}, ["migrate", "--check", "plugin"], project)
     assert status == 1
     assert [line.split(":")[0] for line in out.splitlines()] == ["plugin/a.py", "plugin/b.py"]
 
@@ -81,8 +56,8 @@ def test_migrate_check_needs_no_libcst(project: Path) -> None:
 def test_check_without_pytest_or_mypy_runs_the_other_stages_and_says_what_to_install(
         project: Path) -> None:
     """The contract and mypy stages are skipped with a note each; the import scan still runs."""
-    status, out, err = _without({"pytest", "mypy"}, ["check", "-q", "--format", "json", "."],
-                                project)
+    status, out, err = auxcheck_without({"pytest", "mypy"},
+                                        ["check", "-q", "--format", "json", "."], project)
     assert "Traceback" not in err
     stages = {s["stage"]: s for s in json.loads(out)["stages"]}
     assert status == 1  # the import scan's findings

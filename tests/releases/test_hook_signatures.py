@@ -10,27 +10,25 @@ happens so the table documents it.
 
 from __future__ import annotations
 
-import importlib
 import textwrap
 from pathlib import Path
 from typing import NamedTuple
 
 import pytest
-from helpers.paths import REPO
-from helpers.releases import (
-    REAL_CACHE,
-    real_registry_source,
-    real_release,
-    sglang_from,
-    write_release,
+from helpers.hook_cases import (
+    HookCase,
+    assert_judged_as_the_registry_runs_it,
+    write_hook_case,
+    write_plugin,
 )
+from helpers.paths import REPO
+from helpers.releases import REAL_CACHE, real_registry_source, real_release
 
 from auxcheck._releases.index import ReleaseIndex
 from auxcheck._releases.moves_infer import moves_between
 from auxcheck._releases.plugin_scan import scan_project
 from auxcheck._releases.release_check import ReleaseResult, check_release, render_matrix
 from auxcheck.migrate.moves import builtin_moves
-from auxcheck.releases import Release
 
 TARGETS = """
     import functools
@@ -62,143 +60,112 @@ TARGETS = """
 """The module ``sglang.srt.oracle`` every case hooks."""
 
 
-class Case(NamedTuple):
-    target: str
-    hook_type: str
-    hook: str
-    """Plugin source defining what ``register()`` registers (``HOOK`` names it)."""
-    calls: str
-    """Statements of ``run()`` in ``sglang.srt.caller``: the release's own calls."""
-    verdict: str
-    raises: bool
-    impl: str = ""
-    """Source of ``plug/impl.py``, for hooks defined in another module of the plugin."""
-
-
 CASES = {
-    "replace-function-same-parameters": Case(
+    "replace-function-same-parameters": HookCase(
         "f", "REPLACE", "def HOOK(a, b, c=0, *, flag=False): ...", "f(1, 2)\nf(1, 2, 3, flag=True)",
         "ok", False),
-    "replace-function-missing-a-keyword-only-parameter-sglang-passes": Case(
+    "replace-function-missing-a-keyword-only-parameter-sglang-passes": HookCase(
         "f", "REPLACE", "def HOOK(a, b, c=0): ...", "f(1, 2, flag=True)", "fail", True),
-    "replace-function-missing-parameters-no-call-passes": Case(
+    "replace-function-missing-parameters-no-call-passes": HookCase(
         "f", "REPLACE", "def HOOK(a, b): ...", "f(1, 2)", "note", False),
-    "replace-function-requiring-what-the-target-does-not-supply": Case(
+    "replace-function-requiring-what-the-target-does-not-supply": HookCase(
         "f", "REPLACE", "def HOOK(a, b, c, *, flag, extra): ...", "f(1, 2)", "fail", True),
-    "after-function-taking-result-and-varargs": Case(
+    "after-function-taking-result-and-varargs": HookCase(
         "f", "AFTER", "def HOOK(result, *args, **kwargs): ...", "f(1, 2, flag=True)", "ok", False),
-    "after-function-without-result": Case(
+    "after-function-without-result": HookCase(
         "f", "AFTER", "def HOOK(a, b, c=0, *, flag=False): ...", "f(1, 2, 3)", "fail", True),
-    "around-function-with-original-fn": Case(
+    "around-function-with-original-fn": HookCase(
         "f", "AROUND", "def HOOK(original_fn, a, b, c=0, *, flag=False):\n"
         "    return original_fn(a, b, c, flag=flag)", "f(1, 2, 3, flag=True)", "ok", False),
-    "around-function-forgetting-original-fn": Case(
+    "around-function-forgetting-original-fn": HookCase(
         "f", "AROUND", "def HOOK(a, b, c=0, *, flag=False): ...", "f(1, 2, 3)", "fail", True),
-    "around-keyword-only-parameter-sglang-passes": Case(
+    "around-keyword-only-parameter-sglang-passes": HookCase(
         "g", "AROUND", "def HOOK(original_fn, a): ...", "g(1, interval=2)", "fail", True),
-    "around-keyword-only-parameter-no-call-passes": Case(
+    "around-keyword-only-parameter-no-call-passes": HookCase(
         "g", "AROUND", "def HOOK(original_fn, a): ...", "g(1)", "note", False),
-    "before-method-with-self": Case(
+    "before-method-with-self": HookCase(
         "C.m", "BEFORE", "def HOOK(self, x, y=1):\n    return None", "C().m(1, y=2)", "ok", False),
-    "before-returning-a-number": Case(
+    "before-returning-a-number": HookCase(
         "C.m", "BEFORE", "def HOOK(self, x, y=1):\n    return 5", "C().m(1)", "fail", True),
-    "before-returning-args-and-kwargs": Case(
+    "before-returning-args-and-kwargs": HookCase(
         "C.m", "BEFORE", "def HOOK(self, *args, **kwargs):\n    return (self, *args), kwargs",
         "C().m(1)", "ok", False),
-    "after-method-forgetting-self": Case(
+    "after-method-forgetting-self": HookCase(
         "C.m", "AFTER", "def HOOK(result, x, y=1): ...", "C().m(1, y=2)", "fail", True),
-    "after-method-taking-result-and-self": Case(
+    "after-method-taking-result-and-self": HookCase(
         "C.m", "AFTER", "def HOOK(result, self, x, y=1): ...", "C().m(1, y=3)", "ok", False),
-    "replace-method-renamed-parameter-passed-by-position": Case(
+    "replace-method-renamed-parameter-passed-by-position": HookCase(
         "C.m", "REPLACE", "def HOOK(self, value, y=1): ...", "C().m(1)", "note", False),
-    "replace-method-renamed-parameter-passed-by-keyword": Case(
+    "replace-method-renamed-parameter-passed-by-keyword": HookCase(
         "C.m", "REPLACE", "def HOOK(self, value, y=1): ...", "C().m(x=1)", "fail", True),
-    "replace-classmethod-with-cls": Case(
+    "replace-classmethod-with-cls": HookCase(
         "C.make", "REPLACE", "def HOOK(cls, x): ...", "C.make(1)", "ok", False),
-    "replace-classmethod-without-cls": Case(
+    "replace-classmethod-without-cls": HookCase(
         "C.make", "REPLACE", "def HOOK(x): ...", "C.make(1)", "fail", True),
-    "replace-staticmethod-without-self": Case(
+    "replace-staticmethod-without-self": HookCase(
         "C.s", "REPLACE", "def HOOK(x, y): ...", "C.s(1, 2)", "ok", False),
-    "replace-staticmethod-with-self": Case(
+    "replace-staticmethod-with-self": HookCase(
         "C.s", "REPLACE", "def HOOK(self, x, y): ...", "C.s(1, 2)", "fail", True),
-    "replace-class-with-a-class": Case(
+    "replace-class-with-a-class": HookCase(
         "C", "REPLACE", "class HOOK:\n    def __init__(self, x=0): ...", "C(1)", "ok", False),
-    "replace-class-whose-constructor-lacks-a-keyword-sglang-passes": Case(
+    "replace-class-whose-constructor-lacks-a-keyword-sglang-passes": HookCase(
         "C", "REPLACE", "class HOOK:\n    def __init__(self): ...", "C(x=1)", "fail", True),
-    "replace-class-whose-constructor-lacks-a-parameter-no-call-passes": Case(
+    "replace-class-whose-constructor-lacks-a-parameter-no-call-passes": HookCase(
         "C", "REPLACE", "class HOOK:\n    def __init__(self): ...", "C()", "note", False),
-    "replace-class-without-a-constructor-of-its-own": Case(
+    "replace-class-without-a-constructor-of-its-own": HookCase(
         "C", "REPLACE", "class HOOK:\n    pass", "C(1)", "fail", True),
-    "replace-class-deriving-from-the-target": Case(
+    "replace-class-deriving-from-the-target": HookCase(
         "C", "REPLACE", "from sglang.srt.oracle import C\nclass HOOK(C):\n    pass", "C(x=2)",
         "ok", False),
-    "after-hook-on-a-constructor-sglang-calls-by-keyword": Case(
+    "after-hook-on-a-constructor-sglang-calls-by-keyword": HookCase(
         "C.__init__", "AFTER", "def HOOK(result, self, y=0): ...", "C(x=1)", "fail", True),
-    "after-hook-on-a-constructor-taking-what-sglang-passes": Case(
+    "after-hook-on-a-constructor-taking-what-sglang-passes": HookCase(
         "C.__init__", "AFTER", "def HOOK(result, self, x=0): ...", "C(x=1)\nC(2)", "ok", False),
-    "f-string-target-from-a-name-of-the-registering-function": Case(
+    "f-string-target-from-a-name-of-the-registering-function": HookCase(
         "C.m", "AFTER", "def after(result, x): ...\n"
         "def register():\n    owner = 'sglang.srt.oracle.C'\n"
         "    HookRegistry.register(f'{owner}.m', after, TYPE)", "C().m(1)", "fail", True),
-    "around-class-hook-on-a-class": Case(
+    "around-class-hook-on-a-class": HookCase(
         "C.m", "AROUND", "class HOOK:\n    pass", "C().m(1)", "fail", True),
-    "replace-varargs-target-with-one-parameter-callers-fill": Case(
+    "replace-varargs-target-with-one-parameter-callers-fill": HookCase(
         "v", "REPLACE", "def HOOK(a): ...", "v(1)", "note", False),
-    "partial-supplying-a-leading-argument": Case(
+    "partial-supplying-a-leading-argument": HookCase(
         "f", "REPLACE", "import functools\ndef _impl(extra, a, b, c=0, *, flag=False): ...\n"
         "HOOK = functools.partial(_impl, 'x')", "f(1, 2, 3, flag=True)", "ok", False),
-    "partial-binding-a-keyword-sglang-passes-by-position": Case(
+    "partial-binding-a-keyword-sglang-passes-by-position": HookCase(
         "f", "REPLACE", "import functools\ndef _impl(a, b, c=0, *, flag=False): ...\n"
         "HOOK = functools.partial(_impl, 0)", "f(1, 2, 3)", "fail", True),
-    "lambda-after-hook": Case(
+    "lambda-after-hook": HookCase(
         "f", "AFTER", "HOOK = lambda result, *a, **k: None", "f(1, 2)", "ok", False),
-    "known-decorator-keeps-the-verdict": Case(
+    "known-decorator-keeps-the-verdict": HookCase(
         "f", "REPLACE", "import functools\n@functools.lru_cache\ndef HOOK(a, b, c=0): ...",
         "f(1, 2, flag=True)", "fail", True),
-    "unknown-decorator-is-a-note": Case(
+    "unknown-decorator-is-a-note": HookCase(
         "f", "REPLACE", "import functools\ndef deco(fn):\n    @functools.wraps(fn)\n"
         "    def inner(*a, **k):\n        return fn(*a, **k)\n    return inner\n"
         "@deco\ndef HOOK(a, b, c=0): ...", "f(1, 2, flag=True)", "note", True),
-    "bound-method-of-a-plugin-class": Case(
+    "bound-method-of-a-plugin-class": HookCase(
         "C.m", "AFTER", "class Plugin:\n    def after(self, result, obj, x, y=1): ...\n"
         "    def install(self):\n        HookRegistry.register(TARGET, self.after, TYPE)\n"
         "def register():\n    Plugin().install()", "C().m(1)", "ok", False),
-    "bound-method-forgetting-the-target-self": Case(
+    "bound-method-forgetting-the-target-self": HookCase(
         "C.m", "AFTER", "class Plugin:\n    def after(self, result, x, y=1): ...\n"
         "    def install(self):\n        HookRegistry.register(TARGET, self.after, TYPE)\n"
         "def register():\n    Plugin().install()", "C().m(1, y=2)", "fail", True),
-    "plugin-hook-decorator": Case(
+    "plugin-hook-decorator": HookCase(
         "f", "REPLACE", "@plugin_hook(TARGET, type=TYPE)\ndef replacement(a, b): ...\n"
         "def register():\n    pass", "f(1, 2, 3)", "fail", True),
-    "hook-from-another-module-of-the-plugin": Case(
+    "hook-from-another-module-of-the-plugin": HookCase(
         "g", "AROUND", "from plug.impl import around as HOOK", "g(1, interval=2)", "fail", True,
         impl="def around(original_fn, a):\n    return original_fn(a)\n"),
-    "hook-from-a-relative-import": Case(
+    "hook-from-a-relative-import": HookCase(
         "g", "AROUND", "from .impl import around as HOOK", "g(1, interval=2)", "ok", False,
         impl="def around(original_fn, a, **kwargs):\n    return original_fn(a, **kwargs)\n"),
-    "f-string-target": Case(
+    "f-string-target": HookCase(
         "C.m", "AFTER", "MODULE = 'sglang.srt.oracle'\ndef after(result, x): ...\n"
         "def register():\n    HookRegistry.register(f'{MODULE}.C.m', after, TYPE)",
         "C().m(1)", "fail", True),
 }
-
-
-def _plugin_source(case: Case) -> str:
-    """Returns the plugin module: the case's hook, and ``register()`` registering it."""
-    header = ("from sglang.srt.plugins.hook_registry import HookRegistry, HookType, "
-              "plugin_hook\n\n")
-    target, kind = repr(f"sglang.srt.oracle.{case.target}"), f"HookType.{case.hook_type}"
-    if "def register" in case.hook:
-        return header + case.hook.replace("TARGET", target).replace("TYPE", kind) + "\n"
-    return (header + case.hook + "\n\n\ndef register():\n"
-            f"    HookRegistry.register({target}, HOOK, {kind})\n")
-
-
-def _caller_source(case: Case) -> str:
-    """Returns ``sglang.srt.caller``: SGLang's own calls of the target, in ``run()``."""
-    name = case.target.split(".")[0]
-    body = textwrap.indent(case.calls, "    ")
-    return f"from sglang.srt.oracle import {name}\n\n\ndef run():\n{body}\n"
 
 
 @pytest.fixture(scope="module")
@@ -207,64 +174,14 @@ def registry_source() -> str:
     return real_registry_source()
 
 
-def _build(tmp_path: Path, case: Case, registry: str) -> tuple[Path, Path]:
-    release = write_release(tmp_path / "release", {
-        "sglang/_version.py": '__version__ = "0.5.23"\n',
-        "sglang/srt/plugins/__init__.py": "",
-        "sglang/srt/plugins/hook_registry.py": registry,
-        "sglang/srt/oracle.py": textwrap.dedent(TARGETS),
-        "sglang/srt/caller.py": _caller_source(case),
-    })
-    plugin = tmp_path / "plugin"
-    (plugin / "plug").mkdir(parents=True)
-    (plugin / "plug" / "__init__.py").write_text("")
-    (plugin / "plug" / "hooks.py").write_text(_plugin_source(case))
-    (plugin / "plug" / "impl.py").write_text(case.impl)
-    return release, plugin
-
-
-def auxcheck_verdict(release: Path, plugin: Path) -> tuple[str, str]:
-    """Returns auxcheck's verdict on the one hook, and the text that explains it."""
-    result = check_release(scan_project(plugin), ReleaseIndex(Release.from_source(release)))
-    hooks = next(s for s in result.stages if s.stage == "hooks")
-    [judged] = hooks.judged
-    if hooks.findings:
-        assert {f.code for f in hooks.findings} == {"AUX703"}, hooks.findings
-        return "fail", hooks.findings[0].message
-    return judged.verdict, judged.detail
-
-
-def real_outcome(release: Path, plugin: Path) -> str | None:
-    """Returns the TypeError the real HookRegistry's wrapper meets on SGLang's calls, or None."""
-    with sglang_from(release, plugin):
-        registry = importlib.import_module("sglang.srt.plugins.hook_registry").HookRegistry
-        try:
-            importlib.import_module("plug.hooks").register()
-        except TypeError as exc:  # register() refuses a class hook that is not REPLACE
-            return str(exc)
-        registry.apply_hooks()
-        try:
-            importlib.import_module("sglang.srt.caller").run()
-        except TypeError as exc:
-            return str(exc)
-        return None
-
-
 @pytest.mark.parametrize("case", CASES.values(), ids=CASES.keys())
 def test_each_hook_form_is_judged_as_the_real_hook_registry_calls_it(
-    tmp_path: Path, registry_source: str, case: Case,
+    tmp_path: Path, registry_source: str, case: HookCase,
 ) -> None:
     """fail means the 0.5.23 HookRegistry raises TypeError on SGLang's calls; ok means it
     does not; note is auxcheck saying it cannot tell (the case records the truth)."""
-    release, plugin = _build(tmp_path, case, registry_source)
-    verdict, why = auxcheck_verdict(release, plugin)
-    raised = real_outcome(release, plugin)
-    assert (raised is not None) == case.raises, raised
-    assert verdict == case.verdict, why
-    if verdict == "fail":
-        assert raised is not None
-    if verdict == "ok":
-        assert raised is None
+    release, plugin = write_hook_case(tmp_path, case, oracle=TARGETS, registry=registry_source)
+    assert_judged_as_the_registry_runs_it(release, plugin, case)
 
 
 # ---------------------------------------------------------------- real releases
@@ -274,11 +191,7 @@ REAL = ("0.5.19", "0.5.20", "0.5.23")
 
 def real_results(tmp_path: Path, source: str) -> dict[str, ReleaseResult]:
     """Returns the plugin's result on each real release (wheels from the test cache)."""
-    plugin = tmp_path / "plugin"
-    (plugin / "plug").mkdir(parents=True)
-    (plugin / "plug" / "__init__.py").write_text("")
-    (plugin / "plug" / "hooks.py").write_text(textwrap.dedent(source))
-    scan = scan_project(plugin)
+    scan = scan_project(write_plugin(tmp_path / "plugin", textwrap.dedent(source)))
     return {v: check_release(scan, ReleaseIndex(real_release(v)), moves=builtin_moves())
             for v in REAL}
 
@@ -378,10 +291,9 @@ def test_public_plugin_shapes_are_judged_right_on_each_real_release(
 def test_the_around_hook_failure_names_the_call_sglang_makes(tmp_path: Path) -> None:
     """The message says what the wrapper passes, the TypeError, and SGLang's own call site."""
     source, _ = PUBLIC_SHAPES["around-hook-lacking-a-new-keyword-only-parameter"]
-    plugin = tmp_path / "plugin"
-    (plugin / "plug").mkdir(parents=True)
-    (plugin / "plug" / "hooks.py").write_text(
-        "from sglang.srt.plugins.hook_registry import HookRegistry, HookType\n" + source)
+    plugin = write_plugin(tmp_path / "plugin",
+                          "from sglang.srt.plugins.hook_registry import HookRegistry, HookType\n"
+                          + source)
     result = check_release(scan_project(plugin), ReleaseIndex(real_release("0.5.23")))
     [finding] = next(s for s in result.stages if s.stage == "hooks").findings
     assert finding.message.startswith(
@@ -404,9 +316,7 @@ def test_the_compat_codemods_output_passes_the_release_check(tmp_path: Path) -> 
     source = ("import sglang.srt.sampling.sampling_observer as so\n\n"
               "def commit(i):\n    return so.CommittedTokens(i, (1,))\n")
     results = {}
-    plugin = tmp_path / "plugin"
-    (plugin / "plug").mkdir(parents=True)
-    (plugin / "plug" / "hooks.py").write_text(source)
+    plugin = write_plugin(tmp_path / "plugin", source)
     assert migrate([str(plugin), "--compat"]) == 0
     rewritten = (plugin / "plug" / "hooks.py").read_text()
     assert "except ImportError:" in rewritten

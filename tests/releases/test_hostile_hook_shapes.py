@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 import pytest
+from helpers.hook_cases import write_plugin
 from helpers.releases import REAL_RELEASES, real_release
 
 from auxcheck._releases.index import ReleaseIndex
@@ -219,17 +220,15 @@ WRONG = {
 """Wrong plugins of the same shapes: reading the names right keeps their failure."""
 
 
-def results(tmp_path: Path, source: str) -> dict[str, ReleaseResult]:
+def results(tmp_path: Path, source: str,
+            versions: tuple[str, ...] = REAL_RELEASES) -> dict[str, ReleaseResult]:
     """Returns ``plug/hooks.py`` (``source`` after the HookRegistry import) checked on each
-    real release; ``plug/fast.py`` holds a fitting AFTER hook ``hook``."""
-    plugin = tmp_path / "plugin"
-    (plugin / "plug").mkdir(parents=True)
-    (plugin / "plug" / "__init__.py").write_text("")
-    (plugin / "plug" / "fast.py").write_text("def hook(result, *args, **kwargs):\n    return None\n")
-    text = HEADER + textwrap.dedent(source).replace("INIT", repr(INIT))
-    (plugin / "plug" / "hooks.py").write_text(text)
+    real release of ``versions``; ``plug/fast.py`` holds a fitting AFTER hook ``hook``."""
+    plugin = write_plugin(tmp_path / "plugin",
+                          HEADER + textwrap.dedent(source).replace("INIT", repr(INIT)),
+                          fast="def hook(result, *args, **kwargs):\n    return None\n")
     scan = scan_project(plugin)
-    return {v: check_release(scan, ReleaseIndex(real_release(v))) for v in REAL_RELEASES}
+    return {v: check_release(scan, ReleaseIndex(real_release(v))) for v in versions}
 
 
 def hook_verdicts(result: ReleaseResult) -> tuple[str, ...]:
@@ -266,16 +265,8 @@ def test_the_note_says_why_the_hook_cannot_be_followed(
     tmp_path: Path, source: str, why: str,
 ) -> None:
     """The note names the binding auxcheck could not follow and why, not a generic 'unknown'."""
-    result = result_on(tmp_path, source, "0.5.23")
+    result = results(tmp_path, source, ("0.5.23",))["0.5.23"]
     hooks = next(s for s in result.stages if s.stage == "hooks")
     assert hooks.findings == ()
     assert any(why in note for note in hooks.notes), hooks.notes
 
-
-def result_on(tmp_path: Path, source: str, version: str) -> ReleaseResult:
-    """Returns ``plug/hooks.py`` (``source`` after the HookRegistry import) checked on one
-    real release."""
-    plugin = tmp_path / "plugin"
-    (plugin / "plug").mkdir(parents=True)
-    (plugin / "plug" / "hooks.py").write_text(HEADER + source.replace("INIT", repr(INIT)))
-    return check_release(scan_project(plugin), ReleaseIndex(real_release(version)))

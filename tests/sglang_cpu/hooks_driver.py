@@ -30,39 +30,16 @@ import importlib
 import inspect
 import json
 import sys
-from typing import Any
 from unittest import mock
 
-from real_sglang import publish_cpu_context, sample
-
-
-def outcome(call: Any) -> str:
-    try:
-        call()
-    except Exception as exc:  # noqa: BLE001 - what the real call raises is the result
-        return f"{type(exc).__name__}: {exc}"
-    return "ok"
+from real_sglang import apply_plugin_hooks, outcome, publish_cpu_context, sample
 
 
 def main(model: str, root: str) -> None:
     import torch
 
     publish_cpu_context(model)
-
-    from sglang.srt.plugins.hook_registry import (
-        HookRegistry,
-        HookSource,
-        _current_plugin_source,
-    )
-
-    sys.path.insert(0, root)
-    token = _current_plugin_source.set(HookSource("hooks", "hook-plugin"))
-    try:
-        plugin = importlib.import_module("hook_plugin.hooks")
-        plugin.register()
-    finally:
-        _current_plugin_source.reset(token)
-    HookRegistry.apply_hooks()
+    plugin = apply_plugin_hooks(root, "hook_plugin.hooks", "register", ("hooks", "hook-plugin"))
 
     from sglang.srt.layers.moe.topk import TopK
     from sglang.srt.managers.schedule_batch import ScheduleBatch

@@ -11,41 +11,18 @@ order), ``forward`` and ``make`` ("ok" or the error the call raised).
 
 from __future__ import annotations
 
-import importlib
 import json
 import sys
-from collections.abc import Callable
-from typing import Any
 
-from real_sglang import publish_cpu_context
-
-
-def outcome(call: Callable[[], Any]) -> str:
-    try:
-        call()
-    except Exception as exc:  # noqa: BLE001 - what the real call raises is the result
-        return f"{type(exc).__name__}: {exc}"
-    return "ok"
+from real_sglang import apply_plugin_hooks, outcome, publish_cpu_context
 
 
 def main(model: str, root: str) -> None:
     import torch
 
     publish_cpu_context(model)
-    from sglang.srt.plugins.hook_registry import (
-        HookRegistry,
-        HookSource,
-        _current_plugin_source,
-    )
-
-    sys.path.insert(0, root)
-    token = _current_plugin_source.set(HookSource("hostile", "hostile-plugin"))
-    try:
-        plugin = importlib.import_module("hostile_plugin.hooks")
-        plugin.install_all()
-    finally:
-        _current_plugin_source.reset(token)
-    HookRegistry.apply_hooks()
+    plugin = apply_plugin_hooks(root, "hostile_plugin.hooks", "install_all",
+                                ("hostile", "hostile-plugin"))
 
     from sglang.srt.layers.moe.topk import TopK
 

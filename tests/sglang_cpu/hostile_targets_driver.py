@@ -18,22 +18,12 @@ Prints one JSON object: hook name -> "ok" or the error SGLang's call raised.
 
 from __future__ import annotations
 
-import importlib
 import json
 import sys
 import types
-from typing import Any
 from unittest import mock
 
-from real_sglang import publish_cpu_context
-
-
-def outcome(call: Any) -> str:
-    try:
-        call()
-    except Exception as exc:  # noqa: BLE001 - what the real call raises is the result
-        return f"{type(exc).__name__}: {exc}"
-    return "ok"
+from real_sglang import apply_plugin_hooks, outcome, publish_cpu_context
 
 
 def filter_three_requests() -> None:
@@ -74,21 +64,7 @@ def filter_three_requests() -> None:
 
 def main(model: str, root: str) -> None:
     publish_cpu_context(model)
-
-    from sglang.srt.plugins.hook_registry import (
-        HookRegistry,
-        HookSource,
-        _current_plugin_source,
-    )
-
-    sys.path.insert(0, root)
-    token = _current_plugin_source.set(HookSource("hooks", "hostile-plugin"))
-    try:
-        plugin = importlib.import_module("plug.hooks")
-        plugin.register()
-    finally:
-        _current_plugin_source.reset(token)
-    HookRegistry.apply_hooks()
+    plugin = apply_plugin_hooks(root, "plug.hooks", "register", ("hooks", "hostile-plugin"))
 
     from sglang.srt.function_call.function_call_parser import FunctionCallParser
 

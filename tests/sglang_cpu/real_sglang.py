@@ -1,12 +1,16 @@
-"""What both drivers need of SGLang 0.5.23 on CPU: its runtime context and a real ``ModelRunner.sample``.
+"""What the drivers need of SGLang 0.5.23 on CPU: its context, a plugin's hooks, a real sampler.
 
-Imported by ``driver.py`` and ``hooks_driver.py`` inside the CPU SGLang environment (they run
-as scripts from this folder), never by the suite's interpreter.
+Imported by ``driver.py``, ``hooks_driver.py``, ``hostile_shapes_driver.py`` and
+``hostile_targets_driver.py`` inside the CPU SGLang environment (they run as scripts from
+this folder, which puts it on ``sys.path``), never by the suite's interpreter.
 """
 
 from __future__ import annotations
 
+import importlib
+import sys
 import types
+from collections.abc import Callable
 from typing import Any
 from unittest import mock
 
@@ -19,6 +23,38 @@ def publish_cpu_context(model: str) -> None:
     publish(ServerArgs(model_path=model, device="cpu", attention_backend="torch_native",
                        disable_cuda_graph=True, skip_server_warmup=True), role="scheduler")
     get_parallel().override_permanently(tp_group=types.SimpleNamespace(device_group=None))
+
+
+def outcome(call: Callable[[], Any]) -> str:
+    """Returns "ok", or ``"TypeName: message"`` of what ``call()`` raised."""
+    try:
+        call()
+    except Exception as exc:  # noqa: BLE001 - what the real call raises is the result
+        return f"{type(exc).__name__}: {exc}"
+    return "ok"
+
+
+def apply_plugin_hooks(root: str, module: str, entry: str, source: tuple[str, str]) -> Any:
+    """Imports the plugin ``module`` from ``root`` and calls its ``entry()`` inside SGLang's
+    plugin-source context ``source`` (entry-point name, distribution name), as
+    ``load_plugins()`` calls a plugin; then ``HookRegistry.apply_hooks()`` patches SGLang's
+    real modules. Returns the plugin module.
+    """
+    from sglang.srt.plugins.hook_registry import (
+        HookRegistry,
+        HookSource,
+        _current_plugin_source,
+    )
+
+    sys.path.insert(0, root)
+    token = _current_plugin_source.set(HookSource(*source))
+    try:
+        plugin = importlib.import_module(module)
+        getattr(plugin, entry)()
+    finally:
+        _current_plugin_source.reset(token)
+    HookRegistry.apply_hooks()
+    return plugin
 
 
 def sample(logits: Any, temperatures: Any, observer: Any = None) -> Any:
