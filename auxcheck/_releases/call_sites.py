@@ -4,8 +4,9 @@ The evidence that a hook's (or an override's) missing parameter is really passed
 call of the target in the modules that import it, as a shape (how many arguments by
 position, which by keyword). A call counts only where it is known to reach the target:
 through a name that resolves to it, or a receiver whose class is known (``self`` in a
-method of the class, a parameter annotated with it, the class itself), never another
-class's method of the same name. Nothing is imported.
+method of the class, a parameter annotated with it, the class itself, and what
+``receiver_types`` reads: typed attributes, return annotations, ``isinstance`` tests), never
+another class's method of the same name. Nothing is imported.
 """
 
 from __future__ import annotations
@@ -19,6 +20,12 @@ from typing import TYPE_CHECKING, Literal, NamedTuple
 from auxcheck._core.pyast import dotted_name
 from auxcheck._core.signatures import CallShape, decorator_name
 from auxcheck._releases.index import Lookup, ReleaseIndex
+from auxcheck._releases.receiver_types import (
+    Narrowed,
+    attribute_class,
+    narrowings,
+    returned_class,
+)
 
 if TYPE_CHECKING:
     from auxcheck._releases.definitions import Callee
@@ -67,8 +74,10 @@ def call_sites(index: ReleaseIndex, target: Callee, *, typed: bool = False,
     class called by a name that resolves to it, a method through a receiver known to
     reach ``hooked`` (the class HookRegistry patches; the target's own class when None):
     ``self``/``cls`` in a method of that class or a subclass, a name annotated or built as
-    one, the class itself; a subclass overriding the name does not reach it, and a receiver
-    of unknown type (another class's method of the same name) is never taken for a call of
+    one, a typed ``self.x``, a function's result annotated as one, a name an ``isinstance``
+    test narrows, the class itself, or (through an instance) a base of it that has the
+    member; a subclass overriding the name does not reach it, and a receiver of unknown or
+    unrelated type (another class's method of the same name) is never taken for a call of
     it. Shapes count ``self``/``cls`` where the wrapper receives it, as the target's
     declared signature binds it; with ``through``, only the calls made that way, counting
     the instance of a call through one and nothing else (what the plain-function wrapper
@@ -157,6 +166,8 @@ class _Receivers:
         self.index, self.module, self.target, self.hooked = index, module, target, hooked
         self.typed = typed
         self.scope: _Scope = ()
+        self.narrowed: Narrowed = {}
+        self._narrowings: dict[int, dict[int, Narrowed]] = {}
 
     def lookup(self, expr: ast.expr) -> Lookup | None:
         """Returns what the dotted ``expr`` names where the call is (a function's own
@@ -208,10 +219,20 @@ class _Receivers:
                     k.arg is None for k in node.keywords):
                 continue
             self.scope = scope
+            self.narrowed = self.narrowings(scope).get(id(node), {})
             how = self.reaches(node.func, scope)
             if how is not False:
                 yield _Site(len(node.args), tuple(k.arg for k in node.keywords if k.arg),
                             how, f"{path}:{node.lineno}")
+
+    def narrowings(self, scope: _Scope) -> dict[int, Narrowed]:
+        """Returns what ``isinstance`` tests narrow in the innermost function (read once)."""
+        function = scope[-1] if scope and isinstance(scope[-1], _FUNCTIONS) else None
+        if function is None:
+            return {}
+        if id(function) not in self._narrowings:
+            self._narrowings[id(function)] = narrowings(function)
+        return self._narrowings[id(function)]
 
     def reaches(self, func: ast.expr, scope: _Scope) -> Through | None | Literal[False]:
         """Returns how a call of ``func`` reaches the target (None: as a plain call), or
@@ -230,7 +251,7 @@ class _Receivers:
         if not (isinstance(func, ast.Attribute) and func.attr == target.name):
             return False
         receiver = self.receiver(func.value, scope)
-        if receiver is None or not self.dispatches(receiver[1]):
+        if receiver is None or not self.dispatches(*receiver):
             return False
         return receiver[0]
 
@@ -269,29 +290,63 @@ class _Receivers:
             return False
         return "class" if through is not None else "instance"
 
-    def dispatches(self, cls: str) -> bool:
-        """Returns True when ``cls`` is the hooked class or a subclass that keeps its member."""
-        if self.hooked is None or not _derives(self.index, cls, self.hooked, frozenset()):
+    def dispatches(self, how: Through, cls: str) -> bool:
+        """Returns True when a call through ``cls`` may reach the target: ``cls`` is the
+        hooked class or a subclass that keeps its member, or (through an instance, which
+        may be of the hooked class) a base of the hooked class that has a member of that
+        name. A class unrelated to the hooked one never reaches it."""
+        if self.hooked is None:
             return False
         module, qualname = self.index.split_where(cls)
         found = self.index.member(module, qualname, self.target.name)
-        return found.ok and found.certain and found.where == self.target.where
+        if _derives(self.index, cls, self.hooked, frozenset()):
+            return found.ok and found.certain and found.where == self.target.where
+        return how == "instance" and found.ok and found.certain and _derives(
+            self.index, self.hooked, cls, frozenset())
 
     def receiver(self, value: ast.expr, scope: _Scope) -> tuple[Through, str] | None:
         """Returns (through the class or an instance, the class) of a receiver, or None."""
+        narrowed = self.narrowed.get(dotted_name(value) or "")
+        if narrowed is not None:  # inside ``if isinstance(value, C):``
+            cls = self.lookup(narrowed)
+            return ("instance", cls.where) if cls is not None and cls.kind == "class" \
+                and cls.certain else None
         if isinstance(value, ast.Name):
             local = self.local(value.id, scope)
             if local is not None:
                 return local or None
-        if isinstance(value, ast.Call):  # ``Cls(...).m(...)``: an instance just built
+        if isinstance(value, ast.Call):  # ``Cls(...).m(...)``, ``get_x().m(...)``
             if isinstance(value.func, ast.Name) and self.local(value.func.id, scope) is not None:
                 return None
-            built = self.lookup(value.func)
-            return ("instance", built.where) if built is not None and built.kind == "class" \
-                and built.certain else None
+            made = self.made(value.func)
+            return ("instance", made) if made else None
+        if isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name):
+            declared = self.declared(value.value.id, value.attr, scope)
+            if declared is not None:
+                return declared or None
         found = self.lookup(value)
         if found is not None and found.kind == "class" and found.certain:
             return "class", found.where
+        return None
+
+    def declared(self, name: str, attr: str,
+                 scope: _Scope) -> tuple[Through, str] | Literal[""] | None:
+        """Returns the class of ``self.attr`` in a method, where every assignment of it in
+        the class and its bases names that class: ``""`` when none does or they disagree,
+        None when ``name`` is no method's ``self``."""
+        bound = self.local(name, scope)
+        for at in range(len(scope) - 1, 0, -1):
+            method, owner = scope[at], scope[at - 1]
+            if not (isinstance(method, _FUNCTIONS) and name in _arg_names(method.args)):
+                continue
+            first = [*method.args.posonlyargs, *method.args.args][:1]
+            if not (bound and isinstance(owner, ast.ClassDef) and first
+                    and first[0].arg == name and bound == self.bound_first(method, scope[:at])):
+                return None
+            if bound[0] != "instance":
+                return ""
+            typed = attribute_class(self.index, bound[1], attr)
+            return ("instance", typed) if typed else ""
         return None
 
     def local(self, name: str, scope: _Scope) -> tuple[Through, str] | Literal[""] | None:
@@ -356,11 +411,20 @@ class _Receivers:
                     isinstance(t, ast.Name) and t.id == name for t in node.targets):
                 if not isinstance(node.value, ast.Call):
                     return ""
-                found = self.lookup(node.value.func)
-                if found is None or found.kind != "class" or not found.certain:
-                    return ""
-                return "instance", found.where
+                made = self.made(node.value.func)
+                return ("instance", made) if made else ""
         return ""
+
+    def made(self, func: ast.expr) -> str:
+        """Returns the class of what calling ``func`` returns: the class it names, or the
+        class a function is annotated to return; ``""`` when unknown."""
+        found = self.lookup(func)
+        if found is None or not found.certain:
+            return ""
+        if found.kind == "class":
+            return found.where
+        return (returned_class(self.index, found.where) or "") if found.kind == "function" \
+            else ""
 
 
 def _arg_names(args: ast.arguments) -> set[str]:

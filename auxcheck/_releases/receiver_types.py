@@ -2,15 +2,17 @@
 
 Where the call-site reader (``call_sites``) needs the static class of the object a method is
 called on beyond a parameter's annotation: what a function is annotated to return, what an
-attribute of ``self`` is assigned (every assignment of it in the class and its bases must
-name the same class, else it is unknown), and what an ``isinstance`` test narrows a name to
-(inside the ``if``, or after ``if not isinstance(x, C): raise``). Anything else is unknown.
+attribute of ``self`` is declared as or else assigned (every assignment of it in the class
+and its bases must name the same class, else it is unknown), and what an ``isinstance``
+test narrows a name to (inside the ``if``, or after ``if not isinstance(x, C): raise``).
+Anything else is unknown.
 """
 
 from __future__ import annotations
 
 import ast
 from collections.abc import Iterator, Mapping, Sequence
+from typing import NamedTuple
 
 from auxcheck._core.pyast import dotted_name
 from auxcheck._releases.index import ReleaseIndex
@@ -22,6 +24,15 @@ _SCOPES = (*_FUNCTIONS, ast.Lambda, ast.ClassDef)
 _EXITS = (ast.Raise, ast.Return, ast.Continue, ast.Break)
 _UNKNOWN = ""
 """An assignment whose class auxcheck cannot read."""
+
+
+class _Binding(NamedTuple):
+    """One binding of ``self.attr``: the class it names (``""`` unknown, None for ``None``),
+    and whether it declares the type (an annotation) or only assigns a value."""
+
+    cls: str | None
+    declared: bool = False
+
 
 Narrowed = Mapping[str, ast.expr]
 """A receiver's dotted text -> the class expression an ``isinstance`` test narrows it to."""
@@ -121,30 +132,41 @@ def _value_class(index: ReleaseIndex, module: str, method: ast.FunctionDef | ast
     return _UNKNOWN
 
 
-def _assignments(index: ReleaseIndex, module: str, cls: ast.ClassDef,
-                 attr: str) -> Iterator[str | None]:
-    # The class of each assignment of ``self.attr`` in ``cls`` ("" when unknown); None
-    # assignments (``self.x = None``) say nothing of the class and are left out.
+def _assignments(index: ReleaseIndex, module: str, cls: ast.ClassDef, attr: str,
+                 shadowed: set[str]) -> Iterator[_Binding]:
+    # The class of each assignment of ``self.attr`` in ``cls`` ("" when unknown), leaving
+    # out the methods in ``shadowed`` (a subclass's own that never call up to them, which
+    # therefore never run on its instances); None assignments (``self.x = None``) say
+    # nothing of the class and are left out.
     for node in cls.body:
         if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and (
                 node.target.id == attr):
-            yield annotated_class(index, module, node.annotation) or _UNKNOWN
+            yield _Binding(annotated_class(index, module, node.annotation) or _UNKNOWN, True)
         elif isinstance(node, ast.Assign) and any(
                 isinstance(t, ast.Name) and t.id == attr for t in node.targets) and not (
                 isinstance(node.value, ast.Constant) and node.value.value is None):
-            yield _UNKNOWN
-    for method in cls.body:
-        if not isinstance(method, _FUNCTIONS):
-            continue
+            yield _Binding(_UNKNOWN)
+    methods = [m for m in cls.body if isinstance(m, _FUNCTIONS)]
+    for method in methods:
         first = [*method.args.posonlyargs, *method.args.args][:1]
-        if not first:
-            continue
-        yield from _method_assignments(index, module, method, first[0].arg, attr)
+        if first and method.name not in shadowed:
+            yield from _method_assignments(index, module, method, first[0].arg, attr)
+    shadowed |= {m.name for m in methods if not _calls_up(m)}
+
+
+def _calls_up(method: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    # Whether ``method`` may run a base's method of its name (``super().name``,
+    # ``Base.name(self)``): any ``X.name`` where X is not the method's first parameter.
+    first = [*method.args.posonlyargs, *method.args.args][:1]
+    me = first[0].arg if first else None
+    return any(isinstance(n, ast.Attribute) and n.attr == method.name
+               and not (isinstance(n.value, ast.Name) and n.value.id == me)
+               for n in ast.walk(method))
 
 
 def _method_assignments(index: ReleaseIndex, module: str,
                         method: ast.FunctionDef | ast.AsyncFunctionDef, me: str,
-                        attr: str) -> Iterator[str | None]:
+                        attr: str) -> Iterator[_Binding]:
     def mine(node: ast.AST) -> bool:
         return (isinstance(node, ast.Attribute) and node.attr == attr
                 and isinstance(node.value, ast.Name) and node.value.id == me)
@@ -153,14 +175,14 @@ def _method_assignments(index: ReleaseIndex, module: str,
         if isinstance(node, ast.Assign) and any(mine(t) for t in node.targets):
             read |= {id(t) for t in node.targets if mine(t)}
             if not (isinstance(node.value, ast.Constant) and node.value.value is None):
-                yield _value_class(index, module, method, node.value)
+                yield _Binding(_value_class(index, module, method, node.value))
         elif isinstance(node, ast.AnnAssign) and mine(node.target):
             read.add(id(node.target))
-            yield annotated_class(index, module, node.annotation) or _UNKNOWN
+            yield _Binding(annotated_class(index, module, node.annotation) or _UNKNOWN, True)
     for node in ast.walk(method):  # any other binding (a tuple, a loop, ``+=``): unknown
         if mine(node) and isinstance(getattr(node, "ctx", None), (ast.Store, ast.Del)) and (
                 id(node) not in read):
-            yield _UNKNOWN
+            yield _Binding(_UNKNOWN)
 
 
 def _lineage(index: ReleaseIndex, where: str, seen: frozenset[str]) -> Iterator[str]:
@@ -178,16 +200,20 @@ def _lineage(index: ReleaseIndex, where: str, seen: frozenset[str]) -> Iterator[
 
 
 def attribute_class(index: ReleaseIndex, where: str, attr: str) -> str | None:
-    """Returns the class of ``self.attr`` in a method of the class at ``where``: the class
-    every assignment of it names, in the class and its bases (an annotated parameter, a
-    class built or a function annotated to return one, an annotation); None when there is
-    none, or any assignment names another class or one auxcheck cannot read."""
-    named: set[str | None] = set()
+    """Returns the class of ``self.attr`` in a method of the class at ``where``, read from
+    the class and the methods of its bases that run on it: the class its annotations
+    declare (``attr: C`` in a class body, ``self.attr: C = ...``), as a type checker takes
+    it, or without one, the class every assignment of it names (an annotated parameter, a
+    class built or a function annotated to return one). None when there is none, or two
+    disagree, or one is a class auxcheck cannot read. Subclasses' own are not read."""
+    bindings: set[_Binding] = set()
+    shadowed: set[str] = set()
     for cls in _lineage(index, where, frozenset()):
         found = _definition(index, cls)
         if found is not None and isinstance(found[1], ast.ClassDef):
-            named |= set(_assignments(index, found[0], found[1], attr))
-    named.discard(None)
+            bindings |= set(_assignments(index, found[0], found[1], attr, shadowed))
+    declared = {b.cls for b in bindings if b.declared}  # a declaration is the type
+    named = declared or {b.cls for b in bindings if b.cls is not None}
     if len(named) != 1 or _UNKNOWN in named:
         return None
     return next(iter(named))
@@ -231,7 +257,6 @@ def narrowings(function: ast.AST) -> dict[int, Narrowed]:
 
 
 def _narrow_block(stmts: Sequence[ast.stmt], active: Narrowed, found: dict[int, Narrowed]) -> None:
-    active = dict(active)
     for at, stmt in enumerate(stmts):
         if isinstance(stmt, ast.If):
             _calls(stmt.test, active, found)
@@ -242,8 +267,9 @@ def _narrow_block(stmts: Sequence[ast.stmt], active: Narrowed, found: dict[int, 
             _narrow_block(stmt.orelse, {**active, **{k: v for k, v in negated.items()
                                                      if not _rebinds(stmt.orelse, k)}}, found)
             if negated and stmt.body and isinstance(stmt.body[-1], _EXITS) and not stmt.orelse:
-                rest = stmts[at + 1:]
-                active.update((k, v) for k, v in negated.items() if not _rebinds(rest, k))
+                rest = stmts[at + 1:]  # a new mapping: calls read before keep theirs
+                active = {**active, **{k: v for k, v in negated.items()
+                                       if not _rebinds(rest, k)}}
             continue
         if isinstance(stmt, _SCOPES):
             continue  # its own calls are read in its own scope

@@ -207,7 +207,8 @@ def test_one_cause_that_killed_both_servers_is_one_finding_with_the_guards_aux20
                                                   "Scheduler hit an exception:", "frames": frames,
                                                   "error": error},)))
         evidence.guard.append({"event": "finding", "code": "AUX202", "server": mode,
-                               "output_class": "plug.hooks.Out", "message": "consume raised "
+                               "output_class": "plug.hooks.Out", "raised": "TypeError",
+                               "message": "consume raised "
                                "TypeError in the running server, where request 'r' was aborted"})
     found, _ = verdicts("0.5.23", evidence)
     assert [(f.code, f.location) for f in found] == [("AUX804", place(evidence, 5))]

@@ -12,6 +12,7 @@ import pytest
 from helpers.releases import real_tree
 
 from auxcheck import releases
+from auxcheck._core import errors
 from auxcheck._core.errors import ReleaseError
 from auxcheck._releases import wheels
 from auxcheck.releases import (
@@ -62,11 +63,14 @@ def build_wheel(path: Path, files: Mapping[str, str]) -> Path:
 
 def test_all_lists_exactly_the_public_names() -> None:
     """__all__ names every public function, class and constant the face re-exports from the
-    module behind it, each the very object defined there."""
+    module behind it, and the two errors it raises (which live with every other exception in
+    ``auxcheck._core.errors``), each the very object defined there."""
     public = {name for name, value in vars(wheels).items()
               if not name.startswith("_") and getattr(value, "__module__", None) == wheels.__name__}
-    assert set(releases.__all__) == public | {"CACHE_ENV"}
-    assert all(getattr(releases, name) is getattr(wheels, name) for name in releases.__all__)
+    raised = {"ReleaseError", "UndecodableSource"}
+    assert set(releases.__all__) == public | {"CACHE_ENV"} | raised
+    assert all(getattr(releases, name) is getattr(errors if name in raised else wheels, name)
+               for name in releases.__all__)
 
 
 # ---------------------------------------------------------------- versions and the cache

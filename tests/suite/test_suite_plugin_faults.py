@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 import auxcheck._suite.item_runs
 import auxcheck.machine  # noqa: F401
-from auxcheck import protocols
+from auxcheck._core import protocols
 from auxcheck.errors import ContractViolation, InvalidArgument
 from auxcheck.machine import run_machine
 from auxcheck.properties import (
