@@ -379,10 +379,13 @@ class _Hooks:
                 fit = fit_hook(signature, mine, hook_type, sites=call_sites(
                     self.index, target, typed=True, hooked=hooked, through=through))
             fits[through] = fit
-        # Through an instance the original gets the instance too: it raises TypeError
-        # whatever the hook, unless it takes one more argument (or a REPLACE never calls it).
-        original_takes_it = hook_type == "REPLACE" or fit_hook(
-            by_instance, by_class, "REPLACE").verdict == "ok"
+        # Through an instance a BEFORE or AFTER wrapper calls the original with the instance
+        # too: it raises TypeError whatever the hook, unless it takes one more argument. A
+        # REPLACE never calls it. An AROUND hook calls ``original_fn`` with what it chooses
+        # (passed on, or the instance dropped): its body decides, so that is not known (None).
+        original_takes_it: bool | None = True if hook_type == "REPLACE" or fit_hook(
+            by_instance, by_class, "REPLACE").verdict == "ok" else (
+            None if hook_type == "AROUND" else False)
         if fits["class"].verdict == "ok" and fits["instance"].verdict == "ok" and (
                 original_takes_it):
             self.stage.judge(hook.location, target_name, "ok",
@@ -392,7 +395,7 @@ class _Hooks:
             return
         failing = next((fits[t] for t in ("class", "instance") if fits[t].evidence), None)
         if failing is None and fits["class"].always and (
-                fits["instance"].always or not original_takes_it):
+                fits["instance"].always or original_takes_it is False):
             failing = fits["class"]  # a TypeError whichever way SGLang calls it
         if failing is not None:
             signature = by_class if failing is fits["class"] else by_instance
@@ -402,8 +405,9 @@ class _Hooks:
             self.verdict(hook, resolved, named, signature, failing, why=(
                 f"{target_name} is a {target.kind} inherited from {target.owner}, which "
                 f"HookRegistry wraps as a plain function: that is the call {how}"
-                + ("" if original_takes_it else "; a call through an instance passes the "
-                   "instance to the original too, which raises TypeError whatever the hook")))
+                + ("" if original_takes_it is not False else "; a call through an instance "
+                   "passes the instance to the original too, which raises TypeError whatever "
+                   "the hook")))
             return
         self.stage.judge(hook.location, target_name, "note", _rebound_note(
             target_name, target, hooked, hook_type, resolved.name, ways,
@@ -452,7 +456,7 @@ class _Hooks:
 
 def _rebound_note(target_name: str, target: Callee, hooked: str, hook_type: str, name: str,
                   ways: Sequence[tuple[Through, inspect.Signature]], taken: Sequence[Through],
-                  original_takes_it: bool) -> str:
+                  original_takes_it: bool | None) -> str:
     """Returns the note on a hook of an inherited classmethod or staticmethod that fits one
     way of calling it and not the other (or both, where the original breaks one)."""
     prefix = ", ".join(HOOK_PREFIX.get(hook_type, ()))
@@ -460,8 +464,10 @@ def _rebound_note(target_name: str, target: Callee, hooked: str, hook_type: str,
              for t, s in ways}
     takes = ("both" if len(taken) == 2 else "neither" if not taken else
              f"the calls through {'the class' if taken[0] == 'class' else 'an instance'} only")
-    broken = "" if original_takes_it else (
-        ", and the original then raises TypeError whatever the hook")
+    broken = {True: "", None: (", and the original gets the instance too where the hook passes "
+                               "it on"),
+              False: ", and the original then raises TypeError whatever the hook"}[
+        original_takes_it]
     owner = hooked.rpartition(".")[2]
     return (f"{target_name} is a {target.kind} {owner} inherits from {target.owner}: "
             f"HookRegistry sets its wrapper "

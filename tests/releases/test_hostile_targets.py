@@ -109,6 +109,12 @@ CASES = {
         "Sub.s", "REPLACE", "def HOOK(x, y): ...", "Sub.s(1, 2)", "note", False),
     "replace-of-an-inherited-staticmethod-taking-self": HookCase(
         "Sub.s", "REPLACE", "def HOOK(self, x, y): ...", "Sub.s(1, 2)", "fail", True),
+    "around-an-inherited-staticmethod-dropping-the-instance-sglang-passes": HookCase(
+        "Sub.s", "AROUND", "def HOOK(original_fn, obj, x, y):\n    return original_fn(x, y)",
+        "Sub().s(1, 2)", "note", False),
+    "around-an-inherited-staticmethod-without-room-for-the-instance": HookCase(
+        "Sub.s", "AROUND", "def HOOK(original_fn, x, y):\n    return original_fn(x, y)",
+        "Sub().s(1, 2)", "fail", True),
     # A classmethod the hooked class defines itself keeps cls, through class or instance.
     "replace-of-an-own-classmethod-with-cls": HookCase(
         "Own.make", "REPLACE", "def HOOK(cls, x): ...", "Own.make(1)\nOwn().make(2)", "ok", False),
@@ -185,9 +191,10 @@ def test_a_correct_before_hook_on_schedule_batch_filter_batch_passes_on_0_5_23(
 def test_an_around_hook_taking_anything_is_a_note_since_the_original_breaks_through_an_instance(
     tmp_path: Path,
 ) -> None:
-    """Through an instance the wrapper hands the instance to the original too: a note, not a
-    pass, even for a hook that takes both calls."""
+    """Through an instance an AROUND hook passing its arguments on hands the instance to the
+    original too: a note, not a pass, even for a hook that takes both calls."""
     release, plugin = _build(tmp_path, CASES["around-an-inherited-classmethod-taking-anything"])
     verdict, why = hook_verdict(release, plugin)
     assert verdict == "note"
-    assert "the original then raises TypeError whatever the hook; `HOOK` takes both" in why
+    assert ("the original gets the instance too where the hook passes it on; `HOOK` takes "
+            "both") in why
