@@ -25,27 +25,13 @@ from auxcheck._releases.receiver_types import (
     attribute_class,
     narrowings,
     returned_class,
+    sglang_lookup,
 )
 
 if TYPE_CHECKING:
     from auxcheck._releases.definitions import Callee
 
 __all__ = ["Through", "call_sites", "is_test_path", "sglang_lookup"]
-
-
-def sglang_lookup(index: ReleaseIndex, module: str, expr: ast.expr) -> Lookup | None:
-    """Returns what the dotted ``expr`` names in ``module`` of the release, None when it
-    does not resolve (or is not a dotted name)."""
-    text = dotted_name(expr)
-    if text is None:
-        return None
-    head, *rest = text.split(".")
-    found = index.provides(module, head)
-    for part in rest:
-        if not (found.ok and found.certain):
-            return None
-        found = index.attribute(found, part)
-    return found if found.ok else None
 
 
 Through = Literal["class", "instance"]

@@ -15,9 +15,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import NamedTuple
 
 from auxcheck._core.pyast import dotted_name
-from auxcheck._releases.index import ReleaseIndex
+from auxcheck._releases.index import Lookup, ReleaseIndex
 
-__all__ = ["annotated_class", "attribute_class", "narrowings", "returned_class"]
+__all__ = ["annotated_class", "attribute_class", "narrowings", "returned_class", "sglang_lookup"]
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _SCOPES = (*_FUNCTIONS, ast.Lambda, ast.ClassDef)
@@ -38,7 +38,9 @@ Narrowed = Mapping[str, ast.expr]
 """A receiver's dotted text -> the class expression an ``isinstance`` test narrows it to."""
 
 
-def _lookup_class(index: ReleaseIndex, module: str, expr: ast.expr) -> str | None:
+def sglang_lookup(index: ReleaseIndex, module: str, expr: ast.expr) -> Lookup | None:
+    """Returns what the dotted ``expr`` names in ``module`` of the release, None when it
+    does not resolve (or is not a dotted name)."""
     text = dotted_name(expr)
     if text is None:
         return None
@@ -48,7 +50,12 @@ def _lookup_class(index: ReleaseIndex, module: str, expr: ast.expr) -> str | Non
         if not (found.ok and found.certain):
             return None
         found = index.attribute(found, part)
-    return found.where if found.ok and found.certain and found.kind == "class" else None
+    return found if found.ok else None
+
+
+def _lookup_class(index: ReleaseIndex, module: str, expr: ast.expr) -> str | None:
+    found = sglang_lookup(index, module, expr)
+    return found.where if found is not None and found.certain and found.kind == "class" else None
 
 
 def annotated_class(index: ReleaseIndex, module: str, annotation: ast.expr | None) -> str | None:
