@@ -22,6 +22,7 @@ from auxcheck._core.signatures import CallShape, decorator_name
 from auxcheck._releases.index import Lookup, ReleaseIndex
 from auxcheck._releases.receiver_types import (
     Narrowed,
+    annotated_expr,
     attribute_class,
     narrowings,
     returned_class,
@@ -368,20 +369,10 @@ class _Receivers:
                 f"{self.module}.{qualname}")
 
     def annotated(self, annotation: ast.expr | None) -> tuple[Through, str] | Literal[""]:
-        # A parameter or local declared as the class (``X``, ``"X"``, ``Optional[X]``).
-        if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
-            try:
-                annotation = ast.parse(annotation.value, mode="eval").body
-            except SyntaxError:
-                return ""
-        if isinstance(annotation, ast.Subscript) and dotted_name(annotation.value) in (
-                "Optional", "typing.Optional"):
-            annotation = annotation.slice
-        if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
-            sides = [s for s in (annotation.left, annotation.right)
-                     if not (isinstance(s, ast.Constant) and s.value is None)]
-            annotation = sides[0] if len(sides) == 1 else None
-        found = self.lookup(annotation) if annotation else None
+        # A parameter or local declared as the class (``X``, ``"X"``, ``Optional[X]``), looked
+        # up where the call is (a function's own import first).
+        annotation = annotated_expr(annotation)
+        found = self.lookup(annotation) if annotation is not None else None
         if found is None or found.kind != "class" or not found.certain:
             return ""
         return "instance", found.where

@@ -17,7 +17,7 @@ from typing import NamedTuple
 from auxcheck._core.pyast import dotted_name
 from auxcheck._releases.index import Lookup, ReleaseIndex
 
-__all__ = ["annotated_class", "attribute_class", "narrowings", "returned_class", "sglang_lookup"]
+__all__ = ["annotated_class", "annotated_expr", "attribute_class", "narrowings", "returned_class", "sglang_lookup"]
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _SCOPES = (*_FUNCTIONS, ast.Lambda, ast.ClassDef)
@@ -58,9 +58,10 @@ def _lookup_class(index: ReleaseIndex, module: str, expr: ast.expr) -> str | Non
     return found.where if found is not None and found.certain and found.kind == "class" else None
 
 
-def annotated_class(index: ReleaseIndex, module: str, annotation: ast.expr | None) -> str | None:
-    """Returns the class ``annotation`` names in ``module`` (``C``, ``"C"``, ``Optional[C]``,
-    ``C | None``), None for anything else (a union of classes, a name it cannot resolve)."""
+def annotated_expr(annotation: ast.expr | None) -> ast.expr | None:
+    """Returns the one class expression an annotation declares (``C``, ``"C"``,
+    ``Optional[C]``, ``C | None``), None for anything else (a union of classes, text that is
+    no expression)."""
     if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
         try:
             annotation = ast.parse(annotation.value, mode="eval").body
@@ -73,7 +74,14 @@ def annotated_class(index: ReleaseIndex, module: str, annotation: ast.expr | Non
         sides = [s for s in (annotation.left, annotation.right)
                  if not (isinstance(s, ast.Constant) and s.value is None)]
         annotation = sides[0] if len(sides) == 1 else None
-    return _lookup_class(index, module, annotation) if annotation is not None else None
+    return annotation
+
+
+def annotated_class(index: ReleaseIndex, module: str, annotation: ast.expr | None) -> str | None:
+    """Returns the class ``annotation`` names in ``module`` (see :func:`annotated_expr`), None
+    for anything else (a union of classes, a name it cannot resolve)."""
+    found = annotated_expr(annotation)
+    return _lookup_class(index, module, found) if found is not None else None
 
 
 def _definition(index: ReleaseIndex, where: str) -> tuple[str, ast.stmt] | None:
