@@ -23,6 +23,7 @@ __all__ = [
     "seeded",
     "share_of_examples",
     "suite_settings",
+    "without_local_constants",
 ]
 
 
@@ -94,25 +95,58 @@ def run_seed(options: AuxcheckOptions, *, given: str | None = None,
 
 @contextlib.contextmanager
 def seeded(seed: int | str | None) -> Iterator[None]:
-    """Runs the block with every Hypothesis test in it drawing from ``seed`` (None: as it was).
+    """Runs the block with every Hypothesis test in it drawing from ``seed`` alone (None: the
+    profile's own seed, or a derandomized one).
 
     Exactly what ``--hypothesis-seed=seed`` does, by the same means, so that option
-    re-runs an item's examples: the one private touch of Hypothesis here is
-    ``hypothesis.core.global_force_seed``, which Hypothesis's own pytest plugin sets for
-    that option (checked on Hypothesis 6.170). As with that option, a seeded test neither
-    reads nor writes the example database, and a derandomized profile wins over the seed.
+    re-runs an item's examples: ``hypothesis.core.global_force_seed``, which Hypothesis's
+    own pytest plugin sets for that option (checked on Hypothesis 6.170). As with that
+    option, a seeded test neither reads nor writes the example database, and a
+    derandomized profile wins over the seed. The block also draws from the seed alone:
+    see :func:`without_local_constants`.
     """
     from hypothesis import core
 
-    if seed is None:
+    with without_local_constants():
+        if seed is None:
+            yield
+            return
+        before = core.global_force_seed
+        core.global_force_seed = seed  # type: ignore[assignment]
+        try:
+            yield
+        finally:
+            core.global_force_seed = before
+
+
+@contextlib.contextmanager
+def without_local_constants() -> Iterator[None]:
+    """Runs the block with Hypothesis drawing no numbers read from the process's own modules.
+
+    Hypothesis mixes into its draws the constants written in every local module the process
+    has imported so far (``hypothesis.internal.conjecture.providers``, 6.170). Which those
+    are depends on what else ran: a re-run of one item imports fewer test modules than the
+    whole run did, and drew other examples from the same seed. With the pool of local
+    constants empty, a seed alone decides the examples; Hypothesis's global constants
+    (boundaries, special floats and strings) are still drawn. The two private names are
+    touched only where this Hypothesis has them; elsewhere the block runs as it is.
+    """
+    from hypothesis.internal.conjecture import providers
+
+    empty = getattr(providers, "Constants", None)
+    cache = getattr(providers, "CONSTANTS_CACHE", None)
+    reader = getattr(providers, "_get_local_constants", None)
+    if empty is None or cache is None or reader is None:
         yield
         return
-    before = core.global_force_seed
-    core.global_force_seed = seed  # type: ignore[assignment]
+    nothing = empty()
+    providers._get_local_constants = lambda: nothing
+    providers.CONSTANTS_CACHE = type(cache)(cache.max_size)
     try:
         yield
     finally:
-        core.global_force_seed = before
+        providers._get_local_constants = reader
+        providers.CONSTANTS_CACHE = cache
 
 
 # ---------------------------------------------------------------- implementation

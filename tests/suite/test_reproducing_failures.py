@@ -3,6 +3,8 @@ and under each failing item the command that re-runs exactly it, drawing the sam
 
 from __future__ import annotations
 
+import importlib.util
+import pathlib
 import re
 import shlex
 import sys
@@ -311,3 +313,36 @@ def test_under_xdist_every_worker_draws_from_the_seed_the_header_shows(
     assert len(drawn) == 2 and all(f"--hypothesis-seed={seed} " in c for c in drawn)
     for command, examples in drawn.items():
         assert example_of(run_pasted(project, command)) == examples != []
+
+
+def test_a_seeded_run_draws_the_same_examples_whatever_local_modules_the_process_imported(
+        tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Hypothesis mixes the numbers written in every local module the process has imported
+    into its draws: a re-run that imports other test modules (a single item, no xdist) drew
+    other examples from the same seed. auxcheck's seeded runs draw from the seed alone."""
+    from hypothesis import Phase, given, settings
+    from hypothesis import strategies as st
+
+    from auxcheck._suite.session import seeded
+
+    def draws() -> list[int]:
+        seen: list[int] = []
+
+        @settings(max_examples=300, database=None, phases=[Phase.generate], deadline=None)
+        @given(st.integers(0, 10**6))
+        def record(number: int) -> None:
+            seen.append(number)
+
+        with seeded(1234):
+            record()
+        return seen
+
+    before = draws()
+    source = tmp_path / "numbers_of_another_test_module.py"
+    source.write_text("NUMBERS = [" + ", ".join(str(7919 * k) for k in range(1, 120)) + "]\n")
+    spec = importlib.util.spec_from_file_location(source.stem, source)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    monkeypatch.setitem(sys.modules, source.stem, module)
+    assert draws() == before
