@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import functools
 from collections.abc import Iterator
+from typing import Any
 
 from hypothesis import Phase, settings
 
@@ -95,8 +96,8 @@ def run_seed(options: AuxcheckOptions, *, given: str | None = None,
 
 @contextlib.contextmanager
 def seeded(seed: int | str | None) -> Iterator[None]:
-    """Runs the block with every Hypothesis test in it drawing from ``seed`` alone (None: the
-    profile's own seed, or a derandomized one).
+    """Runs the block with every Hypothesis test in it drawing from ``seed`` alone (None: a
+    derandomized profile's own draws).
 
     Exactly what ``--hypothesis-seed=seed`` does, by the same means, so that option
     re-runs an item's examples: ``hypothesis.core.global_force_seed``, which Hypothesis's
@@ -134,14 +135,15 @@ def without_local_constants() -> Iterator[None]:
     from hypothesis.internal.conjecture import providers
 
     empty = getattr(providers, "Constants", None)
-    cache = getattr(providers, "CONSTANTS_CACHE", None)
+    cache: Any = getattr(providers, "CONSTANTS_CACHE", None)
     reader = getattr(providers, "_get_local_constants", None)
-    if empty is None or cache is None or reader is None:
+    size = getattr(cache, "max_size", None)
+    if empty is None or reader is None or size is None:
         yield
         return
     nothing = empty()
     providers._get_local_constants = lambda: nothing
-    providers.CONSTANTS_CACHE = type(cache)(cache.max_size)
+    providers.CONSTANTS_CACHE = type(cache)(size)
     try:
         yield
     finally:
