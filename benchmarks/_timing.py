@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import statistics
+import sys
 import time
 from collections.abc import Callable
 
@@ -30,3 +31,32 @@ def medians(runs: int, *actions: Callable[[], object]) -> list[float]:
             action()
             spent.append(time.perf_counter() - start)
     return [statistics.median(spent) for spent in times]
+
+
+def bytecode_setting() -> str:
+    """Returns how this process (and the subprocesses it starts, which inherit the
+    environment) treats bytecode: ``written`` or ``not written`` (``PYTHONDONTWRITEBYTECODE``)."""
+    return "not written" if sys.flags.dont_write_bytecode else "written"
+
+
+def result_line(what: str, measured: float, baseline: float, *, at_most: float | None = None,
+                at_least: float | None = None, unit: str = "s") -> bool:
+    """Prints one ``RESULT`` line, the form ``benchmarks/run_all.py`` (``make bench``) collects,
+    and returns whether its target holds (``True`` where it has none).
+
+    ``measured`` and ``baseline`` were taken side by side in this run. The ratio is
+    ``measured / baseline``; ``at_most`` is the largest ratio the target allows, ``at_least``
+    the smallest ``baseline / measured`` (a speed-up). The line names the bytecode setting.
+    """
+    ratio = measured / baseline if baseline else float("inf")
+    if at_most is not None:
+        met, target, shown = ratio <= at_most, f"<= {at_most:g}x", f"{ratio:.2f}x"
+    elif at_least is not None:
+        speedup = baseline / measured if measured else float("inf")
+        met, target, shown = speedup >= at_least, f">= {at_least:g}x faster", f"{speedup:.1f}x faster"
+    else:
+        met, target, shown = True, "-", f"{ratio:.2f}x"
+    verdict = "-" if target == "-" else ("met" if met else "missed")
+    print(f"RESULT | {what} | {measured:.4g} {unit} | {baseline:.4g} {unit} | {shown} | "
+          f"{target} | {verdict} | bytecode {bytecode_setting()}", flush=True)
+    return met
