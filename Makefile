@@ -96,8 +96,11 @@ test-fast: $(STAMP) wheels sarif-validator sglang-cpu
 demo: $(STAMP) wheels
 	@AUXCHECK_CACHE_DIR=$(WHEEL_CACHE) bash examples/demo_check.sh $(BIN)
 
-bench: $(STAMP)
-	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
+# Every benchmark, under both bytecode settings, its targets in one table at the end; on a
+# committed checkout the table is recorded in benchmarks/last-run.md and docs/benchmarks.md.
+# BENCH_ARGS: e.g. --only plugin, --setting written (benchmarks/run_all.py --help).
+bench: $(STAMP) wheels
+	@AUXCHECK_CACHE_DIR=$(WHEEL_CACHE) $(BIN)/python benchmarks/run_all.py --record $(BENCH_ARGS)
 
 # The wheel cache survives `make clean` (it is slow to download): `make clean-cache` removes it.
 clean:

@@ -40,23 +40,25 @@ def bytecode_setting() -> str:
 
 
 def result_line(what: str, measured: float, baseline: float, *, at_most: float | None = None,
-                at_least: float | None = None, unit: str = "s") -> bool:
+                at_least: float | None = None, target: str | None = None,
+                met: bool | None = None, unit: str = "s") -> bool:
     """Prints one ``RESULT`` line, the form ``benchmarks/run_all.py`` (``make bench``) collects,
     and returns whether its target holds (``True`` where it has none).
 
     ``measured`` and ``baseline`` were taken side by side in this run. The ratio is
     ``measured / baseline``; ``at_most`` is the largest ratio the target allows, ``at_least``
-    the smallest ``baseline / measured`` (a speed-up). The line names the bytecode setting.
+    the smallest ``baseline / measured`` (a speed-up). A target of another form (an absolute
+    limit, a cost per item) comes as its wording in ``target`` and its verdict in ``met``.
+    The line names the bytecode setting the run had.
     """
     ratio = measured / baseline if baseline else float("inf")
+    shown = f"{ratio:.2f}x"
     if at_most is not None:
-        met, target, shown = ratio <= at_most, f"<= {at_most:g}x", f"{ratio:.2f}x"
+        met, target = ratio <= at_most, f"<= {at_most:g}x"
     elif at_least is not None:
         speedup = baseline / measured if measured else float("inf")
         met, target, shown = speedup >= at_least, f">= {at_least:g}x faster", f"{speedup:.1f}x faster"
-    else:
-        met, target, shown = True, "-", f"{ratio:.2f}x"
-    verdict = "-" if target == "-" else ("met" if met else "missed")
+    verdict = "-" if target is None else ("met" if met else "missed")
     print(f"RESULT | {what} | {measured:.4g} {unit} | {baseline:.4g} {unit} | {shown} | "
-          f"{target} | {verdict} | bytecode {bytecode_setting()}", flush=True)
-    return met
+          f"{target or '-'} | {verdict} | bytecode {bytecode_setting()}", flush=True)
+    return met is not False

@@ -22,6 +22,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from _timing import result_line
+
 ROOT = Path(__file__).resolve().parent.parent
 PLUGIN_DIR = ROOT / "examples" / "capture_plugin"
 TYPED = ROOT / "tests" / "typed"
@@ -98,6 +100,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("|---|---|---|---|---|")
     print(row("cold cache, real torch", cold))
     print(row("warm cache, real torch", warm))
+    if warm:
+        result_line(f"mypy --strict on {label}, warm cache vs cold",
+                    statistics.median(t.wall for t in warm),
+                    statistics.median(t.wall for t in cold))
     return 0
 
 
