@@ -9,6 +9,9 @@ Reads the two releases' wheels (about 3,500 and 4,700 Python files for 0.5.19 an
 * the baseline: reading every `.py` file of both wheels and `ast.parse`-ing it, one process;
 * the warm run's phases, in-process: loading each release's summaries and the inference.
 
+The two runs end in ``RESULT`` lines (``_timing.result_line``) against the parse baseline;
+the exit status is 1 when the warm run is not under 10 s.
+
 Run by hand: ``.venv/bin/python benchmarks/bench_moves.py [--from 0.5.19] [--to 0.5.23]
 [--runs N]``. The wheels come from ``$AUXCHECK_CACHE_DIR`` (downloaded there when missing).
 """
@@ -26,7 +29,7 @@ import time
 import warnings
 from pathlib import Path
 
-from _timing import best_of
+from _timing import best_of, result_line
 
 from auxcheck._releases.index import ReleaseIndex
 from auxcheck._releases.moves_infer import infer_moves
@@ -86,8 +89,8 @@ def row(name: str, ours: str, base: str, ratio: str, target: str) -> None:
     print(f"{name:<44} {ours:>9} {base:>9} {ratio:>12}  {target}", flush=True)
 
 
-def main() -> None:
-    """Measures every row and prints the table."""
+def main() -> int:
+    """Measures every row and prints the table; returns 1 when the warm run misses its target."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--from", dest="older", default="0.5.19")
     parser.add_argument("--to", dest="newer", default="0.5.23")
@@ -103,6 +106,8 @@ def main() -> None:
     warm = best_of(args.runs, lambda: moves_cli(args.older, args.newer, cache_dir()))
     row("moves, warm caches (index, moves), -j 2", f"{warm:.2f} s", f"{base:.2f} s",
         f"{base / warm:.1f}x faster", "under 10 s on 2 cores")
+    ok = result_line(f"moves --from {args.older} --to {args.newer} -j 2, warm, vs ast.parse of "
+                     "both wheels", warm, base, target="under 10 s", met=warm < 10)
     scratch = Path(tempfile.mkdtemp(prefix="bench-moves-"))
     try:
         wheels = [r.path for r in releases]
@@ -112,10 +117,13 @@ def main() -> None:
         shutil.rmtree(scratch, ignore_errors=True)
     row("moves, cold index cache, -j 2", f"{cold:.2f} s", f"{base:.2f} s",
         f"{base / cold:.1f}x faster", "(baseline: ast.parse of both, 1 process)")
+    result_line(f"moves --from {args.older} --to {args.newer} -j 2, cold index cache, vs "
+                "ast.parse of both wheels (information, no target)", cold, base)
     for name, seconds in phases(releases, cache_dir()):
         row(name, f"{seconds:.2f} s", "", "", "")
     print(moves_cli(args.older, args.newer, cache_dir()).stderr.strip())
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

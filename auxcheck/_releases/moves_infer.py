@@ -25,15 +25,23 @@ from collections import Counter, defaultdict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
 
-from auxcheck._core.progress import task, tick
-from auxcheck._core.shapes import Shape, shaped
+from auxcheck._core.progress import tick
 from auxcheck._core.text import plural
-from auxcheck._releases.index import Homes, ReleaseIndex, read_cached, write_cached
-from auxcheck._releases.stars import star_names
-from auxcheck._releases.wheels import Release, cache_dir, find_release
+from auxcheck._releases.wheels import Release, cache_dir, fetch_wheel, find_release
 from auxcheck.migrate import moves as moves_module
-from auxcheck.migrate.moves import Move, MoveTable, importable_module
+from auxcheck.migrate.moves import (
+    Move,
+    MoveTable,
+    importable_module,
+    store_moves,
+    stored_moves,
+)
+
+if TYPE_CHECKING:
+    from auxcheck._core.shapes import Shape
+    from auxcheck._releases.index import Homes, ReleaseIndex
 
 __all__ = [
     "Choice",
@@ -41,9 +49,11 @@ __all__ = [
     "Home",
     "InferredMoves",
     "LeftOut",
+    "ReleaseMoves",
     "home_near",
     "infer_moves",
     "moves_between",
+    "moves_to_apply",
     "render_json",
     "render_toml",
     "subsystem",
@@ -136,6 +146,8 @@ class InferredMoves:
 
 def _bound(index: ReleaseIndex, module: str) -> set[str]:
     """Returns every name ``module`` binds at run time: definitions, imports, star imports."""
+    from auxcheck._releases.stars import star_names
+
     summary = index.summary(module)
     if summary is None:
         return set()
@@ -254,11 +266,15 @@ def moves_between(source: str, target: str, *, wheels: Sequence[Path] = (),
 
     Raises ReleaseError when a release cannot be had.
     """
+    from auxcheck._core.progress import task
+    from auxcheck._releases.index import ReleaseIndex, read_cached, write_cached
+
     releases = [find_release(version, wheels=wheels, sources=sources, cache=cache,
                              download=download) for version in (source, target)]
     stored = _cache_path(releases, cache)
     found = None if stored is None else _from_document(read_cached(stored))
-    if found is not None:
+    if stored is not None and found is not None:
+        _write_table(stored, found)
         return found
     indexes = []
     for release in releases:
@@ -269,7 +285,52 @@ def moves_between(source: str, target: str, *, wheels: Sequence[Path] = (),
         found = infer_moves(indexes[0], indexes[1])
     if stored is not None:
         write_cached(stored, json.loads(render_json(found)))
+        _write_table(stored, found)
     return found
+
+
+class ReleaseMoves(NamedTuple):
+    """What ``auxcheck migrate --sglang A:B`` applies: the moves, and how many names were left
+    out (several possible homes)."""
+
+    moves: tuple[Move, ...]
+    left_out: int
+
+
+def moves_to_apply(source: str, target: str, *, wheels: Sequence[Path] = (),
+                   sources: Sequence[Path] = (), cache: Path | None = None,
+                   download: bool = True, jobs: int | None = None) -> ReleaseMoves:
+    """Returns the moves from release ``source`` to ``target`` as :func:`moves_between` finds
+    them, with the number of names left out.
+
+    Releases taken from the cache (no ``wheels`` or ``sources``) are looked up in the compact
+    table :func:`moves_between` caches beside its document, keyed by the same fingerprints:
+    neither wheel is opened, and the table is read whole after its digest is checked, not
+    validated name by name. A table missing or damaged is inferred (or read) afresh.
+    """
+    if not wheels and not sources:
+        # A cached wheel's fingerprint needs only its file's status, not its contents:
+        # the table was written after this very file was read and found to be `version`.
+        releases = [Release(version, fetch_wheel(version, cache=cache, download=download),
+                            "wheel") for version in (source, target)]
+        stored = _cache_path(releases, cache)
+        found = None if stored is None else stored_moves(_table_path(stored))
+        if found is not None:
+            return ReleaseMoves(*found)
+    full = moves_between(source, target, wheels=wheels, sources=sources, cache=cache,
+                         download=download, jobs=jobs)
+    return ReleaseMoves(full.moves, len(full.left_out))
+
+
+def _table_path(stored: Path) -> Path:
+    return stored.with_name(stored.name.removesuffix(".json") + ".table")
+
+
+def _write_table(stored: Path, found: InferredMoves) -> None:
+    """Caches ``found``'s moves compactly beside ``stored``, for :func:`moves_to_apply`."""
+    target = _table_path(stored)
+    if not target.exists():
+        store_moves(target, found.moves, left_out=len(found.left_out))
 
 
 def _cache_path(releases: Sequence[Release], cache: Path | None) -> Path | None:
@@ -299,6 +360,8 @@ _DOCUMENT: Shape = {
 def _from_document(document: object) -> InferredMoves | None:
     """Returns the moves :func:`render_json` wrote, or None for anything else (a value of
     the wrong type included: the cache entry is then absent, and rebuilt)."""
+    from auxcheck._core.shapes import shaped
+
     if not (isinstance(document, dict) and shaped(document, _DOCUMENT)):
         return None
     return InferredMoves(

@@ -56,6 +56,7 @@ from auxcheck.migrate.runner import (
 
 if TYPE_CHECKING:
     from auxcheck._core.report import Finding
+    from auxcheck.migrate.results import ResultCache
 
 __all__ = ["DESCRIPTION", "main"]
 
@@ -129,7 +130,8 @@ def _project_tables(args: argparse.Namespace) -> MoveTable:
     for start in starts:
         pyproject = find_pyproject(start)
         if pyproject not in tables:
-            tables[pyproject] = project_moves(pyproject, moves_file=args.moves)
+            tables[pyproject] = project_moves(pyproject, moves_file=args.moves,
+                                              cache=lambda: _cache_folder(args))
     if len(set(tables.values())) > 1:
         shown = ", ".join(display_path(str(p or "(none)")) for p in tables)
         raise UsageError(f"the paths belong to projects whose moves differ ({shown}); run "
@@ -168,16 +170,16 @@ def _new_moves(inferred: Sequence[Move], table: MoveTable) -> tuple[list[Move], 
 
 def _with_release_moves(table: MoveTable, args: argparse.Namespace) -> MoveTable:
     """Returns ``table`` plus the moves inferred between the ``--sglang`` releases."""
-    from auxcheck._releases.moves_infer import moves_between
+    from auxcheck._releases.moves_infer import moves_to_apply
 
     older, newer = args.sglang
-    found = moves_between(older, newer, wheels=args.wheel, sources=args.source,
-                          cache=args.cache, download=not args.offline, jobs=args.jobs)
+    found = moves_to_apply(older, newer, wheels=args.wheel, sources=args.source,
+                           cache=args.cache, download=not args.offline, jobs=args.jobs)
     kept, overridden = _new_moves(found.moves, table)
     added = sum(len(m.names) for m in kept)
     note = f"; {plural(overridden, 'name')} kept as your moves say" if overridden else ""
     print(f"auxcheck migrate: applying {plural(added, 'name')} SGLang moved from {older} to "
-          f"{newer} ({len(found.left_out)} left out: several possible homes){note}",
+          f"{newer} ({found.left_out} left out: several possible homes){note}",
           file=sys.stderr)
     return table.merged(kept, source=f"moves inferred from sglang {older} to {newer}")
 
@@ -386,6 +388,26 @@ def _unusable(path: str) -> str:
     return ""
 
 
+def _results(args: argparse.Namespace, moves: MoveTable, releases: Sequence[str],
+             mode: Mode) -> ResultCache | None:
+    """Returns the verdicts ``--check`` remembers between runs, kept under the cache folder
+    (``--cache``, else auxcheck's), which is looked up only when a file needs a verdict."""
+    if mode != "check":
+        return None
+    from auxcheck.migrate.results import Keyer, ResultCache
+
+    return ResultCache(lambda: _cache_folder(args), Keyer(moves, releases))
+
+
+def _cache_folder(args: argparse.Namespace) -> Path:
+    """Returns the folder of auxcheck's caches: ``--cache``, else ``$AUXCHECK_CACHE_DIR`` or
+    its default (imported only when a cache is first used)."""
+    from auxcheck._releases.wheels import cache_dir
+
+    cache: Path | None = args.cache
+    return cache or cache_dir()
+
+
 def _run(args: argparse.Namespace) -> int:
     mode: Mode = "check" if args.check else "diff" if args.diff else "write"
     if mode == "diff" and args.format in ("json", "sarif"):
@@ -406,7 +428,7 @@ def _run(args: argparse.Namespace) -> int:
         return _run_stdin(moves, mode, args.compat, args.format, args.max_file_size, releases)
     with reporting(PROG, enabled=not args.quiet), task(_PROGRESS[mode], unit="files") as job:
         summary = run(args.paths, moves=moves, mode=mode, compat=args.compat, jobs=args.jobs,
-                      releases=releases,
+                      releases=releases, results=_results(args, moves, releases, mode),
                       exclude=args.exclude,
                       progress=lambda done, total: job.update(done, total=total),
                       on_outcome=_announcer(mode, sys.stdout, quiet=args.quiet),

@@ -25,12 +25,20 @@ __all__ = [
     "WriteRefused",
     "atomic_write",
     "drop_temporary_files",
+    "finer_test_only",
     "temporary_prefix",
 ]
 
 
 _FEW_NEEDLES = 8
 """Up to this many needles, each is looked for before the finer test is asked."""
+
+
+def finer_test_only(needles: Sequence[bytes]) -> bool:
+    """Returns True when a :class:`Prefilter` with a finer test asks it about every file:
+    with many needles (a table inferred between releases) one search per needle costs more
+    than the finer test, which finds an old module's name itself."""
+    return len(needles) > _FEW_NEEDLES
 
 
 class Prefilter:
@@ -55,10 +63,8 @@ class Prefilter:
         self._buffer = bytearray(READ_SIZE)
         self._views = [self._buffer]
         self._only = self.needles[0] if len(self.needles) == 1 else None
-        self._gate = confirm is None or len(self.needles) <= _FEW_NEEDLES
-        """Whether to look for a needle before ``confirm``: with many needles (a table
-        inferred between releases) one search per needle costs more than ``confirm``, which
-        finds an old module's name itself."""
+        self._gate = confirm is None or not finer_test_only(self.needles)
+        """Whether to look for a needle before ``confirm`` (:func:`finer_test_only`)."""
 
     def __call__(self, path: str) -> bool:
         """Returns True when the file at ``path`` holds a needle (and passes ``confirm``);

@@ -35,6 +35,8 @@ __all__ = [
     "load_moves",
     "parse_moves",
     "read_builtin_file",
+    "store_moves",
+    "stored_moves",
 ]
 
 BUILTIN_SOURCE = "auxcheck/migrate/moves.toml"
@@ -74,7 +76,10 @@ class MoveTable:
     _above: frozenset[str]
 
     def __init__(self, moves: tuple[Move, ...], *, source: str = "moves table") -> None:
-        by_old = _followed(moves, source, lambda index: _entry(index, moves[index]))
+        self._build(moves, _followed(moves, source, lambda index: _entry(index, moves[index])))
+
+    def _build(self, moves: tuple[Move, ...], by_old: Mapping[str, Mapping[str, str]]) -> None:
+        """Sets every field from ``moves`` and their chains followed (``by_old``)."""
         init = object.__setattr__  # this class's own __setattr__ refuses every assignment
         init(self, "moves", moves)
         init(self, "_by_old", by_old)
@@ -258,8 +263,10 @@ def _checked(moves: Sequence[Move], source: str, *, skip: int = 0) -> MoveTable:
                     source, entry(index),
                     f"{name!r} is already moved to {earlier!r}; a name can move to one module",
                 )
-    _followed(moves, source, entry)  # names the entry as the user wrote it
-    return MoveTable(tuple(dict.fromkeys(moves)), source=source)
+    by_old = _followed(moves, source, entry)  # names the entry as the user wrote it
+    table = MoveTable.__new__(MoveTable)
+    table._build(tuple(dict.fromkeys(moves)), by_old)  # a repeated move changes no chain
+    return table
 
 
 def _followed(moves: Sequence[Move], source: str,
@@ -346,20 +353,103 @@ def _pyproject_moves(pyproject: Path) -> tuple[Move, ...]:
     return parse_moves(section["move"], source=f"{pyproject} [tool.auxcheck.migrate]")
 
 
-def load_moves(*, moves_file: Path | None = None, pyproject: Path | None = None) -> MoveTable:
+def load_moves(*, moves_file: Path | None = None, pyproject: Path | None = None,
+               cache: Callable[[], Path] | None = None) -> MoveTable:
     """Returns the built-in moves plus those of ``pyproject`` and ``moves_file``, if given.
 
     ``moves_file`` holds ``[[move]]`` tables; ``pyproject`` is read for
     ``[tool.auxcheck.migrate]`` ``move`` entries. Raises MovesTableError when malformed.
+    ``cache``: the folder where the moves of a file read before are kept (:func:`store_moves`),
+    keyed by its bytes, so that its TOML (thousands of tables, for moves inferred between
+    releases) is not parsed again.
     """
     table = builtin_moves()
     if pyproject is not None and is_file(pyproject):
         table = table.merged(_pyproject_moves(pyproject), source=str(pyproject))
     if moves_file is not None:
-        data = _read_toml(moves_file)
-        extra = parse_moves(data.get("move", []), source=str(moves_file))
-        table = table.merged(extra, source=str(moves_file))
+        table = table.merged(_file_moves(moves_file, cache), source=str(moves_file))
     return table
+
+
+def _file_moves(path: Path, cache: Callable[[], Path] | None) -> tuple[Move, ...]:
+    """Returns the moves of the ``[[move]]`` file at ``path``, from ``cache`` when it holds
+    the moves of the same bytes; raises MovesTableError when malformed."""
+    key = None if cache is None else _bytes_key(path)
+    stored = None if cache is None or key is None else cache() / "migrate" / f"moves-{key}.table"
+    if stored is not None:
+        found = stored_moves(stored)
+        if found is not None:
+            return found[0]
+    moves = parse_moves(_read_toml(path).get("move", []), source=str(path))
+    if stored is not None and _bytes_key(path) == key:  # the bytes parsed are the key's
+        store_moves(stored, moves)
+    return moves
+
+
+def _bytes_key(path: Path) -> str | None:
+    """Returns the key the moves of the file at ``path`` are kept under: its bytes' and this
+    module's code's digest; None when it cannot be read (its reader then says why)."""
+    import hashlib
+
+    from auxcheck._core.paths import CONFIG_LIMIT, read_regular_file
+
+    try:
+        data = read_regular_file(path, limit=CONFIG_LIMIT)
+        code = Path(__file__).read_bytes()
+    except OSError:
+        return None
+    return hashlib.sha256(hashlib.sha256(code).digest() + data).hexdigest()[:32]
+
+
+_STORED_MAGIC = b"auxcheck-moves-table 1 "
+"""The first line of a stored table starts so, then the SHA-256 of the rest of the file."""
+
+
+def store_moves(path: Path, moves: Sequence[Move], *, left_out: int = 0) -> None:
+    """Writes ``moves`` (and a count of names left out) compactly to ``path``, for
+    :func:`stored_moves`: to a temporary name, then renamed. A cache that cannot be written
+    costs time on the next run, nothing else."""
+    import hashlib
+    import json
+    import os
+
+    body = json.dumps({"left_out": left_out,
+                       "moves": [[m.old, m.new, m.since, *m.names] for m in moves]},
+                      separators=(",", ":")).encode()
+    tmp = path.with_name(f".{path.name}.{os.getpid()}")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_bytes(_STORED_MAGIC + hashlib.sha256(body).hexdigest().encode() + b"\n" + body)
+        os.replace(tmp, path)
+    except OSError:
+        try:
+            tmp.unlink(missing_ok=True)
+        except OSError:
+            pass
+
+
+def stored_moves(path: Path) -> tuple[tuple[Move, ...], int] | None:
+    """Returns the moves and the count :func:`store_moves` wrote at ``path``, read whole once
+    its digest matches (they were checked before they were stored), or None when there is
+    no such file or it does not match its digest or shape."""
+    import hashlib
+    import json
+
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    head, _, body = data.partition(b"\n")
+    if head != _STORED_MAGIC + hashlib.sha256(body).hexdigest().encode():
+        return None
+    try:
+        document = json.loads(body)
+        moves = tuple(Move(old, new, tuple(names), since)
+                      for old, new, since, *names in document["moves"])
+        left_out = document["left_out"]
+    except (ValueError, TypeError, KeyError, RecursionError):
+        return None
+    return (moves, left_out) if type(left_out) is int else None
 
 
 def find_pyproject(start: str | Path) -> Path | None:
@@ -374,10 +464,11 @@ def find_pyproject(start: str | Path) -> Path | None:
     return None
 
 
-def project_moves(pyproject: Path | None, *, moves_file: Path | None = None) -> MoveTable:
+def project_moves(pyproject: Path | None, *, moves_file: Path | None = None,
+                  cache: Callable[[], Path] | None = None) -> MoveTable:
     """Returns the moves that apply in the project of ``pyproject`` (found by
     :func:`find_pyproject`; None: no project): the built-in ones, the project's own
-    (``[tool.auxcheck.migrate]``) and ``moves_file``'s.
+    (``[tool.auxcheck.migrate]``) and ``moves_file``'s (``cache``: see :func:`load_moves`).
 
     The one place every command (``migrate``, ``check``, ``pytest --auxcheck``'s imports
     item) builds its table, so they agree on what is old. Raises MovesTableError, or
@@ -387,4 +478,4 @@ def project_moves(pyproject: Path | None, *, moves_file: Path | None = None) -> 
 
     if pyproject is not None:  # `tool = 5` is an error naming the key, not a crash
         auxcheck_table(pyproject, "migrate")
-    return load_moves(moves_file=moves_file, pyproject=pyproject)
+    return load_moves(moves_file=moves_file, pyproject=pyproject, cache=cache)

@@ -1,11 +1,11 @@
 """Running the migration over many files: prefilter, parallel workers, safe writes.
 
-Only files whose bytes contain an old module's name reach a worker; ``check`` mode
-scans them with :mod:`ast`, so a run that rewrites nothing never imports libcst, and a
-run where no file holds such a name imports neither :mod:`ast` nor the report module.
-A file that cannot be read, decoded or parsed fails with its AUX504 finding. The
-value types are a NamedTuple and a slotted class, not dataclasses, for the same reason
-as in :mod:`auxcheck.migrate.moves`.
+Only files whose bytes can use an old module are worked on (checking with many old
+modules, a worker tests the bytes itself); ``check`` mode scans them with :mod:`ast` and
+remembers verdicts (:mod:`auxcheck.migrate.results`), so a run that rewrites nothing never
+imports libcst, and a run where no file holds such a name imports neither :mod:`ast` nor
+the report module. A file that cannot be read, decoded or parsed fails with its AUX504
+finding. Value types are a NamedTuple and a slotted class, not dataclasses (see moves.py).
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from auxcheck._core.sources import (
     why_not_read,
 )
 from auxcheck._core.stops import as_worker, held_stops
-from auxcheck.migrate.files import Prefilter, atomic_write, drop_temporary_files
+from auxcheck.migrate.files import Prefilter, atomic_write, drop_temporary_files, finer_test_only
 from auxcheck.migrate.moves import MoveTable
 from auxcheck.migrate.needs import need_libcst
 
@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from concurrent.futures import ProcessPoolExecutor
 
     from auxcheck._core.report import Finding
+    from auxcheck.migrate.results import Keyer, ResultCache
 
 __all__ = [
     "DEFAULT_MAX_FILE_SIZE",
@@ -91,6 +92,9 @@ class FileOutcome(NamedTuple):
     """A failed file is exactly as it was (False where that is not known, or not a file)."""
     folder: bool = False
     """The path is a folder whose files were not migrated, not a file."""
+    key: str = ""
+    """In check mode with a result cache: the key of the bytes the outcome was found from."""
+    filtered: bool = False  # the byte test turned it away unparsed (MoveTable.could_use)
 
 
 class RunSummary:
@@ -240,11 +244,12 @@ def _reason(exc: BaseException) -> str:
 def migrate_file(path: str, *, moves: MoveTable, mode: Mode, compat: bool = False,
                  max_size: int | None = DEFAULT_MAX_FILE_SIZE,
                  break_links: bool = False, prefiltered: bool = False,
-                 releases: Sequence[str] = ()) -> FileOutcome:
+                 releases: Sequence[str] = (), keyer: Keyer | None = None) -> FileOutcome:
     """Returns the outcome for the file at ``path``, rewriting it atomically in write mode.
 
     ``prefiltered``: the caller has already found that the file's bytes can hold a use
-    (:meth:`MoveTable.could_use`), as :func:`run` does before handing files to workers.
+    (:meth:`MoveTable.could_use`), as :func:`run` does before handing files to workers (else
+    one that cannot is ``filtered``); ``keyer``: see :attr:`FileOutcome.key`.
 
     Only a regular file of at most ``max_size`` bytes is read (None: any size); a
     rewrite is written only over the file as it was read (an edit made meanwhile is
@@ -260,8 +265,9 @@ def migrate_file(path: str, *, moves: MoveTable, mode: Mode, compat: bool = Fals
     except FileTooLarge as exc:
         return FileOutcome(path, "failed", (broken_file_finding(path, exc),),
                            too_large(exc.size, exc.limit))
+    key = "" if keyer is None or mode != "check" else keyer(path, source.data)
     if not prefiltered and not moves.could_use(source.data):
-        return FileOutcome(path, "unchanged")
+        return FileOutcome(path, "unchanged", key=key, filtered=True)
     module = module_name_of(path, anchors=moves.packages)
     outcome = process_source(source, moves=moves, mode=mode, compat=compat, module=module,
                              releases=releases)
@@ -276,7 +282,8 @@ def migrate_file(path: str, *, moves: MoveTable, mode: Mode, compat: bool = Fals
             return FileOutcome(path, "failed", outcome.findings,
                                f"cannot write: {exc.strerror or exc}")
         note = _write_note(path, links)
-    return FileOutcome(outcome.path, outcome.status, outcome.findings, note, outcome.diff)
+    return FileOutcome(outcome.path, outcome.status, outcome.findings, note, outcome.diff,
+                       key=key)
 
 
 def _write_note(path: str, links: int) -> str:
@@ -341,17 +348,22 @@ class _Worker:
     """A picklable job for the process pool: migrates a batch of files, one by one."""
 
     def __init__(self, moves: MoveTable, mode: Mode, compat: bool, max_size: int | None,
-                 break_links: bool, releases: Sequence[str] = ()) -> None:
+                 break_links: bool, releases: Sequence[str] = (), *, prefiltered: bool = True,
+                 keyer: Keyer | None = None) -> None:
         self.moves, self.mode, self.compat = moves, mode, compat
         self.max_size, self.break_links = max_size, break_links
         self.releases = tuple(releases)
+        self.prefiltered = prefiltered
+        """Whether the parent tested each file's bytes (else the worker does)."""
+        self.keyer = keyer
 
     def one(self, path: str) -> FileOutcome:
         """Returns the outcome for one file; a bug of auxcheck fails that file, not the run."""
         try:
             return migrate_file(path, moves=self.moves, mode=self.mode, compat=self.compat,
                                 max_size=self.max_size, break_links=self.break_links,
-                                prefiltered=True, releases=self.releases)
+                                prefiltered=self.prefiltered, releases=self.releases,
+                                keyer=self.keyer)
         except Exception as exc:  # noqa: BLE001 - one file's failure is reported, not raised
             return FileOutcome(path, "failed", reason=(
                 f"auxcheck failed on this file ({type(exc).__name__}: {exc}); please report "
@@ -387,8 +399,12 @@ class _Reporter:
     """
 
     def __init__(self, summary: RunSummary, progress: Callable[[int, int], None] | None,
-                 on_outcome: Callable[[FileOutcome], None] | None) -> None:
+                 on_outcome: Callable[[FileOutcome], None] | None,
+                 results: ResultCache | None = None) -> None:
         self.summary, self.progress, self.on_outcome = summary, progress, on_outcome
+        self.results = results
+        self.passed: set[str] = set()
+        """The files a worker's byte test turned away: done, with no outcome to keep."""
         self.done = 0
         self.total = 0
         self._order: dict[str, list[int]] = {}
@@ -402,7 +418,14 @@ class _Reporter:
             self._order.setdefault(path, []).append(index)
 
     def __call__(self, outcome: FileOutcome, *, counted: bool = True) -> None:
-        self.summary.outcomes.append(outcome)
+        status = outcome.status
+        if self.results is not None and outcome.key and status in ("changed", "unchanged"):
+            self.results.put(outcome.key, "filtered" if outcome.filtered else status,
+                             outcome.findings)
+        if outcome.filtered:  # as if never a candidate: no outcome, nothing told
+            self.passed.add(outcome.path)
+        else:
+            self.summary.outcomes.append(outcome)
         places = self._order.get(outcome.path) if counted else None
         if not places:
             self._tell(outcome)
@@ -423,7 +446,7 @@ class _Reporter:
         return len(self._waiting)
 
     def _tell(self, outcome: FileOutcome) -> None:
-        if self.on_outcome is not None:
+        if self.on_outcome is not None and not outcome.filtered:
             self.on_outcome(outcome)
 
     def flush(self) -> None:
@@ -432,12 +455,35 @@ class _Reporter:
             self._tell(self._waiting.pop(min(self._waiting)))
 
 
-def _candidates(paths: Iterable[str], moves: MoveTable, summary: RunSummary,
+class _Sieve:
+    """The parent's test of one file's bytes, given to :class:`Prefilter` as its finer test:
+    a verdict the result cache remembers is reported at once (the file is no candidate);
+    otherwise the table's byte test decides, here, or (``defer``) in the worker."""
+
+    def __init__(self, moves: MoveTable, report: _Reporter, results: ResultCache | None,
+                 max_size: int | None, *, defer: bool) -> None:
+        self.moves, self.report, self.results = moves, report, results
+        self.max_size, self.defer = max_size, defer
+        self.path = ""  # the file being tested
+
+    def __call__(self, data: bytes) -> bool:
+        if self.results is not None and (self.max_size is None or len(data) <= self.max_size):
+            known = self.results.get(self.path, data)
+            if known is not None:
+                verdict, findings = known
+                if verdict != "filtered":
+                    self.report(FileOutcome(self.path, verdict, findings), counted=False)
+                return False
+        return self.defer or self.moves.could_use(data)
+
+
+def _candidates(paths: Iterable[str], sieve: _Sieve, summary: RunSummary,
                 max_size: int | None, report: _Reporter) -> list[_Candidate]:
-    holds_needle = Prefilter(moves.needles(), moves.could_use, max_size=max_size)
+    holds_needle = Prefilter(sieve.moves.needles(), sieve, max_size=max_size)
     found = []
     for path in paths:
         summary.scanned += 1
+        sieve.path = path
         try:
             if holds_needle(path):
                 found.append(_Candidate(path, holds_needle.size))
@@ -467,14 +513,16 @@ def run(roots: Sequence[str], *, moves: MoveTable, mode: Mode, compat: bool = Fa
         progress: Callable[[int, int], None] | None = None,
         on_outcome: Callable[[FileOutcome], None] | None = None,
         max_size: int | None = DEFAULT_MAX_FILE_SIZE, break_links: bool = False,
-        releases: Sequence[str] = ()) -> RunSummary:
+        releases: Sequence[str] = (), results: ResultCache | None = None) -> RunSummary:
     """Returns the summary of migrating (or checking) every Python file under ``roots``;
     ``releases``: the SGLang releases the project supports (an AUX501 of a move one of
-    them predates points at ``--compat``).
+    them predates points at ``--compat``); ``results``: verdicts of earlier runs, used and
+    added to in check mode only (a file whose verdict it holds is not worked on again).
 
-    Files are prefiltered by bytes in this process; candidates go to ``jobs``
-    worker processes (default: the CPU count) when there are enough of them, no more
-    large files at once than the available memory allows. ``on_outcome`` sees read
+    Files are prefiltered by bytes in this process (checking with a table of many old
+    modules, such as an inferred one, the workers run the finer test); candidates go to
+    ``jobs`` worker processes (default: the CPU count) when there are enough of them, no
+    more large files at once than the available memory allows. ``on_outcome`` sees read
     failures first, then each file's outcome in the files' order, as soon as it and every
     file before it are done (the same order whatever ``jobs``; a stopped run tells every
     file done, including those after one still in progress). Ctrl-C (or an
@@ -483,13 +531,18 @@ def run(roots: Sequence[str], *, moves: MoveTable, mode: Mode, compat: bool = Fa
     ``in_progress``, ``unstarted``). Raises LibcstUnavailable, before any file is written,
     when a file may need rewriting and libcst cannot be imported.
     """
+    if mode != "check":
+        results = None  # a rewrite never trusts a cache to decide what to write
     summary = RunSummary()
-    report = _Reporter(summary, progress, on_outcome)
-    worker = _Worker(moves, mode, compat, max_size, break_links, releases)
+    report = _Reporter(summary, progress, on_outcome, results)
+    defer = mode == "check" and finer_test_only(moves.needles())
+    sieve = _Sieve(moves, report, results, max_size, defer=defer)
+    worker = _Worker(moves, mode, compat, max_size, break_links, releases, prefiltered=not defer,
+                     keyer=None if results is None else results.keyer)
     candidates: list[_Candidate] = []
     try:
         files = iter_python_files(roots, exclude=exclude, note=_note_sink(summary, report))
-        candidates = _candidates(files, moves, summary, max_size, report)
+        candidates = _candidates(files, sieve, summary, max_size, report)
         if candidates and mode != "check":
             need_libcst()  # one error for the run, not one failure per file
         report.expect([c.path for c in candidates])
@@ -504,9 +557,11 @@ def run(roots: Sequence[str], *, moves: MoveTable, mode: Mode, compat: bool = Fa
             summary.in_progress = []
     except KeyboardInterrupt as exc:
         summary.interrupted = exc.signum if isinstance(exc, Stopped) else signal.SIGINT
-        known = {o.path for o in summary.outcomes} | set(summary.in_progress)
+        known = {o.path for o in summary.outcomes} | set(summary.in_progress) | report.passed
         summary.unstarted = sum(1 for c in candidates if c.path not in known)
     report.flush()  # a stopped run: the files done after one still in progress
+    if results is not None:
+        results.save()
     summary.outcomes.sort(key=lambda o: o.path)
     return summary
 
@@ -605,7 +660,7 @@ def _run_pool(worker: _Worker, candidates: Sequence[_Candidate], workers: int,
         pool.shutdown()
     except BaseException:
         # In flight: what was handed to the workers and is not reported yet.
-        done = {o.path for o in report.summary.outcomes}
+        done = {o.path for o in report.summary.outcomes} | report.passed
         flight = [*report.summary.in_progress, *(c.path for b in running.values() for c in b)]
         report.summary.in_progress = [p for p in dict.fromkeys(flight) if p not in done]
         _stop_pool(pool, report.summary.in_progress)
