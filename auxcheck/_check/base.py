@@ -82,6 +82,11 @@ class CheckOptions:
     by :func:`run_stages` for every stage; None: built-in only."""
     moves_error: str | None = None
     """Why the project's own moves table could not be read (the imports stage reports it)."""
+    at_once: bool | None = None
+    """Whether mypy and the contract suite run beside the other stages, each waiting on its
+    child process on a thread of its own: None where this process may use two cores or more
+    and ``--jobs`` is not 1; True wherever a stop can end them (Linux); False: one after
+    another (``--sequential``)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -36,6 +36,7 @@ from auxcheck._check.base import (
     source_root,
     stage_links,
 )
+from auxcheck._check.beside import calls_beside, can_end_children, usable_cores
 from auxcheck._check.findings import (
     Causes,
     StageFinding,
@@ -55,6 +56,7 @@ if TYPE_CHECKING:
     from auxcheck.migrate.moves import MoveTable
 
 __all__ = [
+    "BESIDE",
     "CHECK_AUX504_HINT",
     "STAGES",
     "CheckOptions",
@@ -67,6 +69,7 @@ __all__ = [
     "plugin_packages",
     "run_stages",
     "source_root",
+    "stages_at_once",
 ]
 
 STAGES = ("imports", "mypy", "contract", "sglang")
@@ -482,34 +485,71 @@ _RUNNERS: dict[str, Callable[[CheckOptions], StageResult]] = {
 }
 
 
+BESIDE = ("mypy", "contract")
+"""The stages that wait on a child process (mypy, pytest): with the cores for it they run
+beside the others, each on a thread of its own, mypy started first (a cold mypy is the
+longest of them after the contract suite)."""
+
+
+def stages_at_once(options: CheckOptions) -> list[str]:
+    """Returns the stages of :data:`BESIDE` that run beside the others with ``options``: none
+    when they run one after another (``at_once`` False, ``--jobs 1``, one core, not Linux) or
+    when fewer than two stages have work to overlap."""
+    if options.at_once is False or not can_end_children():
+        return []
+    if options.at_once is None and (options.jobs == 1 or usable_cores() < 2):
+        return []
+    beside = [stage for stage in BESIDE if stage not in options.skip]
+    releases = bool(options.releases or options.wheels or options.sources)
+    busy = len(beside) + ("sglang" not in options.skip and releases)
+    return beside if busy >= 2 else []
+
+
 def run_stages(options: CheckOptions, *, clock: Callable[[], float] = time.perf_counter,
                started: Callable[[int, str], None] | None = None,
                finished: Callable[[int, StageResult], None] | None = None) -> list[StageResult]:
     """Returns every stage's result, in order, each timed by ``clock``; skipped stages say so.
 
     ``started(index, stage)`` is called before a stage runs and ``finished(index, result)``
-    after it ran or was left out (``--skip``), ``index`` counting from 1. A later stage's
-    finding about an old import the imports stage found is referred to that finding.
+    after it ran or was left out (``--skip``), ``index`` counting from 1; for a stage run
+    beside the others (:func:`stages_at_once`) both are called on its own thread, and no
+    ``finished`` comes for one ended by a stop. The imports stage runs first, alone: a later
+    stage's finding about an old import it found is referred to that finding. The results,
+    their order and their findings are the same whichever way the stages ran.
     """
     if options.listing is None:  # one walk: every stage reads the same files, skips the same links
         options = replace(options, listing=list_project(options.path))
     if options.moves is None:  # one table: every stage knows the same moves
         table, problem = project_table(options.path)
         options = replace(options, moves=table, moves_error=problem)
-    results = []
-    for index, stage in enumerate(STAGES, start=1):
+    number = {stage: index for index, stage in enumerate(STAGES, start=1)}
+
+    def run(stage: str, options: CheckOptions, ended: Callable[[], bool] = bool) -> StageResult:
         if stage in options.skip:
             result = StageResult(stage, "skipped", summary="--skip")
         else:
             if started is not None:
-                started(index, stage)
+                started(number[stage], stage)
             result = _timed(functools.partial(_RUNNERS[stage], options), clock)
-        if finished is not None:
-            finished(index, result)
-        results.append(result)
-        if stage == "imports":  # the causes a later stage's findings are referred to
-            options = replace(options, causes=result.findings)
-    return results
+        if finished is not None and not ended():
+            finished(number[stage], result)
+        return result
+
+    results = {"imports": run("imports", options)}
+    # The causes a later stage's findings are referred to.
+    options = replace(options, causes=results["imports"].findings)
+    beside = stages_at_once(options)
+    if not beside:
+        results.update((stage, run(stage, options)) for stage in STAGES[1:])
+        return [results[stage] for stage in STAGES]
+    with calls_beside() as pool:
+        running = {stage: pool.start(stage, functools.partial(run, stage, options,
+                                                              pool.stopping.is_set))
+                   for stage in beside}
+        results.update((stage, run(stage, options)) for stage in STAGES[1:]
+                       if stage not in running)
+    results.update((stage, call.result()) for stage, call in running.items())
+    return [results[stage] for stage in STAGES]
 
 
 def _timed(run: Callable[[], StageResult], clock: Callable[[], float]) -> StageResult:

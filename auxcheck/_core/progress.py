@@ -17,13 +17,15 @@ user's CI, auxcheck's own test suite).
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import IO, Literal
+from typing import IO, Any, Literal, TypeVar, cast
 
 __all__ = [
     "DELAY",
@@ -122,6 +124,18 @@ class Task:
         return f"{self.what}: {amount} ({elapsed})" if amount else f"{self.what} ... {elapsed}"
 
 
+_M = TypeVar("_M", bound=Callable[..., Any])
+
+
+def _locked(method: _M) -> _M:
+    """Runs ``method`` holding its reporter's lock (a reporter's writes never interleave)."""
+    @functools.wraps(method)
+    def run(self: Any, *args: Any, **kwargs: Any) -> Any:
+        with self._lock:
+            return method(self, *args, **kwargs)
+    return cast(_M, run)
+
+
 class Reporter:
     """Writes the innermost task's progress to ``stream``, each line headed by ``prefix``.
 
@@ -143,16 +157,20 @@ class Reporter:
         self.tasks: list[Task] = []
         self._drawn = False
         self._drawn_at = -float("inf")
+        self._lock = threading.RLock()
+        """One writer at a time: ``auxcheck check`` reports its stages from several threads."""
         self._spoke = clock()
         """When a line was last written (or drawn): past the delay of silence, the running
         task speaks even if it began just now (a run of short tasks is one long wait)."""
 
+    @_locked
     def open(self, task: Task) -> None:
         """Starts reporting ``task``, now (it becomes the innermost)."""
         task.reporter = self
         task.started = task.last = self.clock()
         self.tasks.append(task)
 
+    @_locked
     def close(self, task: Task, *, failed: bool = False) -> None:
         """Ends ``task``: its end line when a line of it was shown (``failed``: it stopped)."""
         now = self.clock()
@@ -169,6 +187,7 @@ class Reporter:
         for outer in self.tasks:  # an outer task's next line is EVERY from now
             outer.last = now
 
+    @_locked
     def line(self, text: str) -> None:
         """Writes ``text`` as a line of its own, above a line drawn in place."""
         if self._drawn:
@@ -176,6 +195,7 @@ class Reporter:
         self._write(f"{text}\n")
         self._spoke = self.clock()
 
+    @_locked
     def tick(self) -> None:
         """Reports the innermost task when due: its first line once it, or the silence
         before it, is past the delay, then redraws (terminal) or a line every ``every``
@@ -202,6 +222,7 @@ class Reporter:
         """Returns True while a line is drawn in place (a terminal), not ended."""
         return self._drawn
 
+    @_locked
     def line_clear(self) -> None:
         """Clears the line drawn in place, if any."""
         if self._drawn:

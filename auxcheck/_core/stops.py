@@ -90,17 +90,28 @@ def stops_raised() -> Iterator[None]:
         _State.signum = 0
 
 
+_COUNT = threading.Lock()
+"""Guards :func:`held`'s count and the raised flag: ``auxcheck check`` holds cleanups on
+several threads at once (its stages run beside each other). The signal handler only reads
+them, so it never waits for this lock."""
+
+
 @contextmanager
 def held() -> Iterator[None]:
     """Runs the body (a cleanup) to its end whatever stop comes meanwhile; a stop that came is
-    raised as :class:`Stopped` once the outermost held body ended."""
-    _State.holding += 1
+    raised as :class:`Stopped` once the outermost held body ended (on whichever thread ends
+    it last). Safe to enter from several threads at once."""
+    with _COUNT:
+        _State.holding += 1
     try:
         yield
     finally:
-        _State.holding -= 1
-    if not _State.holding and _State.signum and not _State.raised:
-        _State.raised = True
+        with _COUNT:
+            _State.holding -= 1
+            raise_now = not _State.holding and bool(_State.signum) and not _State.raised
+            if raise_now:
+                _State.raised = True
+    if raise_now:
         raise Stopped(_State.signum)
 
 

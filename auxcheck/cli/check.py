@@ -159,7 +159,7 @@ def _parser() -> CommandParser:
     parser = CommandParser(
         prog=PROG, description=DESCRIPTION,
         usage="auxcheck check [-h] [--format {text,json,sarif}] [-q | -v] [--skip STAGE] [-j N]\n"
-              "                      [--impl IMPL] [--profile NAME] [--timeout SECONDS]\n"
+              "                      [--sequential] [--impl IMPL] [--profile NAME] [--timeout SECONDS]\n"
               "                      [--max-memory SIZE] [--sglang VERSIONS] [--wheel WHEEL]\n"
               "                      [--source DIR] [--offline] [--cache DIR]\n"
               "                      PATH [-- PYTEST_ARGS...]",
@@ -182,7 +182,12 @@ def _parser() -> CommandParser:
                         help="leave a stage out (repeatable)")
     add_jobs(parser, hidden=("-n",),
              help="run the contract suite on N processes (needs pytest-xdist; without it a "
-                  "warning says so and the suite runs on one)")
+                  "warning says so and the suite runs on one); -j 1 also runs the stages "
+                  "one after another")
+    parser.add_argument("--sequential", action="store_true",
+                        help="run the stages one after another (by default, where this process "
+                             "may use two cores or more, mypy and the contract suite run "
+                             "beside the other stages; the results are the same)")
     parser.add_argument("--impl", default=None,
                         help="the implementation the contract suite proves (auto, reference, "
                              "sglang, sglang==X.Y.Z or a dotted module; default auto)")
@@ -406,7 +411,8 @@ def _request(argv: list[str]) -> _Request:
                            pytest_args=tuple(extra), releases=releases,
                            wheels=tuple(args.wheel), sources=tuple(args.source),
                            cache=args.cache, offline=args.offline, timeout=args.timeout,
-                           memory=args.max_memory or 0, listing=list_project(root))
+                           memory=args.max_memory or 0, listing=list_project(root),
+                           at_once=False if args.sequential else None)
     return _Request(options, args.format, path, args.quiet)
 
 
@@ -415,15 +421,20 @@ def _main(argv: list[str]) -> int:
     warnings = link_warnings(options) + jobs_warnings(options)
     for warning in warnings:
         _say(f"{PROG}: warning: {warning}")
-    with progress.reporting(PROG, enabled=not quiet), ExitStack() as stage:
+    # One task per stage: stages that run beside each other start and end on threads of
+    # their own, in any order.
+    tasks: dict[str, ExitStack] = {}
+    with progress.reporting(PROG, enabled=not quiet), ExitStack() as running:
 
         def started(index: int, name: str) -> None:
             progress.say(progress_started(index, name))
             # The stage's heartbeat; downloads, index building, mypy and pytest report inside.
+            tasks[name] = stage = running.enter_context(ExitStack())
             stage.enter_context(progress.task(name, announced=True))
 
         def finished(index: int, result: StageResult) -> None:
-            stage.close()
+            if result.stage in tasks:
+                tasks.pop(result.stage).close()
             progress.say(progress_finished(index, result, left_out=result.stage in options.skip))
 
         results = run_stages(options, started=started, finished=finished)

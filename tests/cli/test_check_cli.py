@@ -630,9 +630,10 @@ def test_progress_inside_stages_goes_to_stderr_and_leaves_the_json_whole(
         capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
         example: Callable[[str], Path]) -> None:
     """mypy's heartbeat and the contract items done are said on stderr (here with no delay),
-    never on stdout, whose JSON document parses (-q's silence: the stage lines test)."""
+    never on stdout, whose JSON document parses (-q's silence: the stage lines test). One
+    after another: beside each other only the innermost wait, the contract's, shows."""
     show_progress(monkeypatch, delay=0.0)
-    status, document = run_json(capsys, "--skip", "imports", "--skip", "sglang",
+    status, document = run_json(capsys, "--sequential", "--skip", "imports", "--skip", "sglang",
                                 str(example("capture_plugin")), "--",
                                 "-p", "no:randomly", "-k", ONE_ITEM)
     err = capsys.readouterr().err
