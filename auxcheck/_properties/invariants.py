@@ -452,6 +452,61 @@ class PropertyTest:
     test: Callable[[], None]
 
 
+@dataclass(frozen=True, slots=True)
+class PropertySpec:
+    """One property before Hypothesis runs it: its check, the strategy of each argument, and
+    the explicit example it always runs (None: none). Specs of one :func:`property_specs`
+    call share a strategy object where their arguments are drawn alike."""
+
+    name: str
+    codes: tuple[str, ...]
+    function: Callable[..., None]
+    strategies: dict[str, Any]
+    explicit: dict[str, Any] | None = None
+
+
+def property_specs(impl: Implementation, *, leaves: Any = None, batch_size: int | None = None,
+                   speculative: bool = False) -> tuple[PropertySpec, ...]:
+    """Returns every property bound to ``impl``, unrun (the arguments are
+    :func:`property_tests`'s)."""
+    from auxcheck._properties import strategies as aux
+
+    many = aux.append_sequences(leaves=leaves, min_leaves=2)
+    one = aux.append_sequences(leaves=leaves, max_size=2).map(lambda ops: Appended(ops))
+
+    def none_identity(operands: tuple[Operand, ...]) -> None:
+        check_none_identity(impl, _built(impl, "check_none_identity", "AUX303", operands))
+
+    def broadcast(operands: tuple[Operand, ...], stream: Any) -> None:
+        users = [leaf.inner for leaf in operand_leaves(Appended(operands))
+                 if leaf.inner is not None]
+        if users:  # consume the user's outputs with a batch they could have been built for
+            batch, commits = _user_step(users[0], batch_size, speculative)
+            check_broadcast(impl, operands, batch, commits)
+            return
+        for step in stream.play():
+            check_broadcast(impl, operands, step.batch, step.commits)
+
+    two_leaves = {"operands": (RecordingDeviceOutput("first"), RecordingDeviceOutput("second"))}
+    return (
+        PropertySpec("check_none_identity", ("AUX303",), none_identity,
+                     {"operands": aux.append_sequences(leaves=leaves)}),
+        PropertySpec("check_flattening", ("AUX301",), partial(check_flattening, impl),
+                     {"operands": many}, two_leaves),
+        PropertySpec("check_order", ("AUX302",), partial(check_order, impl),
+                     {"operands": many}, two_leaves),
+        PropertySpec("check_associativity", ("AUX301", "AUX302"),
+                     partial(check_associativity, impl),
+                     {"first": one, "second": one, "third": one}),
+        PropertySpec("check_copy_once", ("AUX304", "AUX302", "AUX104"),
+                     partial(check_copy_once, impl), {"operands": many}),
+        PropertySpec("check_broadcast", ("AUX305", "AUX302", "AUX304"), broadcast,
+                     {"operands": many, "stream": aux.commit_streams(max_steps=2)}),
+        PropertySpec("check_frozen", ("AUX306",), partial(check_frozen, impl),
+                     {"operands": many}),
+    )
+
+
 def property_tests(
     impl: Implementation,
     *,
@@ -471,51 +526,28 @@ def property_tests(
     your first output's tensors), as SGLang consumes them; in a step that gives each
     request at most one token unless ``speculative`` (speculative decoding, dLLM).
     """
-    from hypothesis import example, given, settings
+    from hypothesis import example, given
+
+    chosen = profile_settings(profile, max_examples)
+    tests = []
+    for spec in property_specs(impl, leaves=leaves, batch_size=batch_size,
+                               speculative=speculative):
+        test = given(**spec.strategies)(guarded_body(spec.name, spec.codes[0], spec.function))
+        if spec.explicit is not None:
+            test = example(**spec.explicit)(test)
+        tests.append(PropertyTest(spec.name, spec.codes,
+                                  contract_test(spec.name, spec.codes[0], chosen(test))))
+    return tuple(tests)
+
+
+def profile_settings(profile: Any, max_examples: int | None) -> Any:
+    """Returns the ``hypothesis.settings`` of ``profile``, capped at ``max_examples``."""
+    from hypothesis import settings
 
     from auxcheck._properties import strategies as aux
 
     chosen = aux.resolve_profile(profile)
-    if max_examples is not None:
-        chosen = settings(chosen, max_examples=max_examples)
-    many = aux.append_sequences(leaves=leaves, min_leaves=2)
-    one = aux.append_sequences(leaves=leaves, max_size=2).map(lambda ops: Appended(ops))
-
-    def none_identity(operands: tuple[Operand, ...]) -> None:
-        check_none_identity(impl, _built(impl, "check_none_identity", "AUX303", operands))
-
-    def broadcast(operands: tuple[Operand, ...], stream: Any) -> None:
-        users = [leaf.inner for leaf in operand_leaves(Appended(operands))
-                 if leaf.inner is not None]
-        if users:  # consume the user's outputs with a batch they could have been built for
-            batch, commits = _user_step(users[0], batch_size, speculative)
-            check_broadcast(impl, operands, batch, commits)
-            return
-        for step in stream.play():
-            check_broadcast(impl, operands, step.batch, step.commits)
-
-    table: list[tuple[str, tuple[str, ...], Callable[..., None], dict[str, Any]]] = [
-        ("check_none_identity", ("AUX303",), none_identity,
-         {"operands": aux.append_sequences(leaves=leaves)}),
-        ("check_flattening", ("AUX301",), partial(check_flattening, impl), {"operands": many}),
-        ("check_order", ("AUX302",), partial(check_order, impl), {"operands": many}),
-        ("check_associativity", ("AUX301", "AUX302"), partial(check_associativity, impl),
-         {"first": one, "second": one, "third": one}),
-        ("check_copy_once", ("AUX304", "AUX302", "AUX104"), partial(check_copy_once, impl),
-         {"operands": many}),
-        ("check_broadcast", ("AUX305", "AUX302", "AUX304"), broadcast,
-         {"operands": many, "stream": aux.commit_streams(max_steps=2)}),
-        ("check_frozen", ("AUX306",), partial(check_frozen, impl), {"operands": many}),
-    ]
-    two_leaves = {"operands": (RecordingDeviceOutput("first"), RecordingDeviceOutput("second"))}
-    explicit = {"check_flattening": two_leaves, "check_order": two_leaves}
-    tests = []
-    for name, codes, function, strats in table:
-        test = given(**strats)(guarded_body(name, codes[0], function))
-        if name in explicit:
-            test = example(**explicit[name])(test)
-        tests.append(PropertyTest(name, codes, contract_test(name, codes[0], chosen(test))))
-    return tuple(tests)
+    return chosen if max_examples is None else settings(chosen, max_examples=max_examples)
 
 
 def _user_step(output: Any, batch_size: int | None,

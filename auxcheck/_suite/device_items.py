@@ -37,7 +37,12 @@ from auxcheck._suite.groups import (
     run_item,
     skip_if_blocked,
 )
-from auxcheck._suite.implementation_items import property_names, run_properties
+from auxcheck._suite.implementation_items import (
+    property_names,
+    property_search,
+    run_properties,
+    wanted_properties,
+)
 from auxcheck._suite.options import AuxcheckOptions
 from auxcheck._suite.session import implementation, light, suite_settings
 
@@ -292,6 +297,13 @@ def _run_strategy_check(key: str, source: Source, options: AuxcheckOptions,
     """
     from hypothesis import assume
 
+    group = group_of(context)
+    if group.passing is None:
+        group.passing = _passing_rules(source, options, context, extras, batch_size, crosses)
+    if key in group.passing:  # its own search would draw the same examples, and pass
+        _unless_drawable(key, report, context, extras)
+        skip_if_blocked(key, report, context, DEPENDS)
+        return
     skipped: list[str] = []
     reached: list[int] = []
 
@@ -321,6 +333,41 @@ def _run_strategy_check(key: str, source: Source, options: AuxcheckOptions,
         pytest.skip(skipped[0])
 
 
+def _passing_rules(source: Source, options: AuxcheckOptions, context: ItemContext,
+                   extras: Extras, batch_size: int | None, crosses: bool) -> frozenset[str]:
+    """Returns the rules, among the value's selected per-rule items, that pass: one search
+    shared by the items, drawing each output once and running it through the loop once.
+
+    Each item's own search draws from the same test function, settings and seed, and judges
+    the same report of each output; where it would neither fail nor reject an example
+    (an unmet prerequisite, no PP transport), it draws exactly these examples and passes.
+    Every other rule's item runs its own search (and shrinks, or skips saying why); so do
+    all of them when this search could not draw (the strategy's own failures).
+    """
+    wanted = [code for code, name in context.names.items() if not code.startswith("AUX3")
+              and (context.selected is None or name in context.selected)]
+    if len(wanted) < 2:
+        return frozenset()
+    pp_asked = any(code in _PP_CODES for code in wanted) and extras.pp_observer is None \
+        and not crosses
+    undecided: set[str] = set()
+    reached: list[int] = []
+
+    def check(output: Any) -> None:
+        reached.append(1)
+        has_pp = _has_pp(Source("instance", output), batch_size) if pp_asked else True
+        found = _output_report(Source("instance", output), extras, batch_size,
+                               options.speculative, crosses)
+        undecided.update(code for code in wanted if (code in _PP_CODES and not has_pp)
+                         or failing_prerequisite(code, found, context, DEPENDS) is not None
+                         or any(f.code == code for f in found))
+
+    chosen = light(suite_settings(options, your_outputs=True))
+    if _run_examples(source, check, batch_size, chosen) is not None or not reached:
+        return frozenset()
+    return frozenset(wanted) - undecided
+
+
 # ---------------------------------------------------------------- properties on your outputs
 
 
@@ -334,12 +381,18 @@ def _run_device_properties(code: str, source: Source, options: AuxcheckOptions,
     """
     skip_if_blocked(code, report, context, DEPENDS)
     impl = implementation(options.impl)
+    group = group_of(context)
+    if group.properties is None:  # one search for the value's property items
+        group.properties = property_search(
+            impl, leaves=source.strategy(batch_size), options=options, fraction=5,
+            batch_size=batch_size, wanted=wanted_properties(
+                context, lambda _, codes: context.names.get(codes[0], "").partition("[")[0]))
     for name, codes in property_names():
         if codes[0] != code:
             continue
         try:
             run_properties(name, impl, leaves=source.strategy(batch_size), options=options,
-                           fraction=5, batch_size=batch_size)
+                           fraction=5, batch_size=batch_size, search=group.properties)
         except ContractViolation as exc:
             # The user's output raising inside a composite is reported by its own code
             # (AUX1xx/AUX2xx); an AUX3xx finding is the implementation's.

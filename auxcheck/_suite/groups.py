@@ -149,6 +149,12 @@ class Group:
     silent: str | None = None
     done: set[str] = field(default_factory=set)
     reporter: str = ""
+    properties: Any = None
+    """The value's shared property search (:class:`~auxcheck._properties.shared_search.SharedSearch`),
+    made by its first property item; None before, or when the settings generate nothing."""
+    passing: frozenset[str] | None = None
+    """A strategy value's rules whose items pass, found by one search shared by its per-rule
+    items (the others run their own); None before the first of them ran."""
 
 
 _GROUPS: dict[str, Group] = {}

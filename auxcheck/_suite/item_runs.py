@@ -36,7 +36,11 @@ from auxcheck._suite.groups import (
     read_extras,
     run_item,
 )
-from auxcheck._suite.implementation_items import property_names, run_impl_check
+from auxcheck._suite.implementation_items import (
+    property_label,
+    property_names,
+    run_impl_check,
+)
 from auxcheck._suite.options import AuxcheckOptions
 from auxcheck._suite.session import describe_impl, impl_fraction, implementation, profile_text
 
@@ -45,6 +49,7 @@ __all__ = [
     "describe_impl",
     "impl_fraction",
     "profile_text",
+    "property_label",
     "property_names",
     "run_device_check",
     "run_impl_check",

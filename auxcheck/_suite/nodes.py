@@ -303,10 +303,10 @@ class ImplGroup(pytest.Collector):
 
     def collect(self) -> Iterable[pytest.Item | pytest.Collector]:
         """Returns one item per property (named by its first rule code) and the machine."""
-        from auxcheck._suite.item_runs import property_names
+        from auxcheck._suite.item_runs import property_label, property_names
 
         ignore = self.config.stash[OPTIONS].ignore
-        checks = [(name, f"{codes[0]}-{name.removeprefix('check_').replace('_', '-')}", codes)
+        checks = [(name, property_label(name, codes), codes)
                   for name, codes in property_names() if not set(codes) <= ignore]
         checks.append(("machine", "machine-append-copy-consume", ()))
         callspec = id_callspec(self.impl)

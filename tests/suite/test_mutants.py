@@ -234,6 +234,31 @@ def test_every_mutant_is_killed_by_the_properties_with_its_rule_code(
     assert str(failure).startswith(code), str(failure)
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize(("impl", "code"), MUTANTS, ids=[impl.name for impl, _ in MUTANTS])
+def test_every_mutant_is_killed_by_the_search_the_properties_share_with_its_rule_code(
+    impl: Implementation, code: str
+) -> None:
+    """One search for every property, as ``pytest --auxcheck`` runs them, fails a property
+    that can report the mutation's rule code, naming it first."""
+    from hypothesis import settings
+
+    from auxcheck._properties.invariants import property_specs
+    from auxcheck._properties.shared_search import SharedSearch
+
+    specs = property_specs(impl)
+    search = SharedSearch(specs, settings(max_examples=MAX_EXAMPLES, deadline=None,
+                                          database=None), {spec.name for spec in specs})
+    failures = []
+    for spec in specs:
+        try:
+            search.verdict(spec.name)
+        except ContractViolation as exc:
+            failures.append(exc)
+    assert any(exc.report.codes[0] == code and str(exc).startswith(code)
+               for exc in failures), [exc.report.to_text() for exc in failures]
+
+
 MACHINE_KILLS = [(impl, code) for impl, code in MUTANTS
                  if impl.name in {"nesting", "copies-at-consume", "copies-commits",
                                   "mutable-composites", "none-left-wraps", "consumes-in-reverse",

@@ -346,3 +346,120 @@ def test_a_seeded_run_draws_the_same_examples_whatever_local_modules_the_process
     spec.loader.exec_module(module)
     monkeypatch.setitem(sys.modules, source.stem, module)
     assert draws() == before
+
+
+COUNTED_FACTORY = PROFILES + textwrap.dedent("""
+    def make():
+        '''Returns a fresh output, counting the call in made.txt.'''
+        with open("made.txt", "a") as made:
+            made.write("x")
+        return plugin.Sized(4)
+
+    @pytest.fixture(params=[make], ids=["counted"])
+    def auxcheck_device_output(request):
+        return request.param
+""")
+
+
+def test_the_property_items_of_a_value_draw_each_example_once_whichever_are_selected(
+        pytester: pytest.Pytester) -> None:
+    """The six property items of a value share one search: run together they make as many
+    outputs as one of them run alone, and every item still runs."""
+    pytester.makepyfile(plugin=PLUGIN)
+    pytester.syspathinsert()
+    pytester.makeconftest(COUNTED_FACTORY)
+    made = pytester.path / "made.txt"
+    counts = []
+    for selection, items in (("AUX30 and not impl", 6), ("AUX303 and not impl", 1)):
+        made.unlink(missing_ok=True)
+        result = pytester.runpytest_inprocess("--auxcheck", "--auxcheck-profile=drawn",
+                                              "--hypothesis-seed=1234", "-k", selection)
+        result.assert_outcomes(passed=items)
+        counts.append(len(made.read_text()))
+    assert counts[0] == counts[1] > 0
+
+
+SOMETIMES_REVERSED_IMPL = """
+    from auxcheck.protocols import CompositeDeviceAuxiliaryOutput, CompositeHostAuxiliaryOutput
+
+    def _children(output):
+        if isinstance(output, CompositeDeviceAuxiliaryOutput):
+            return output.outputs
+        return (output,)
+
+    def append_auxiliary_output(current, output):
+        '''Appends in order up to two children, and reverses the children from three on.'''
+        if current is None or output is None:
+            return output if current is None else current
+        children = (*_children(current), *_children(output))
+        return CompositeDeviceAuxiliaryOutput(children[::-1] if len(children) >= 3 else children)
+"""
+
+
+def falsifying_examples(result: pytest.RunResult) -> dict[str, list[str]]:
+    """Returns, for each command printed, the lines of the example its failure shows."""
+    found: dict[str, list[str]] = {}
+    block: list[str] | None = None
+    for line in result.outlines:
+        if line.startswith("re-run: "):
+            found.setdefault(line.removeprefix("re-run: "), block or [])
+            block = None
+        elif line.lstrip().startswith(("Falsifying example", "Failing test case", "Failing explicit example")):
+            block = [line.strip()]
+        elif block is not None and line.strip():
+            block.append(line.strip())
+    return found
+
+
+@pytest.mark.slow
+def test_a_property_item_failing_in_the_whole_run_fails_alone_on_the_same_example(
+        pytester: pytest.Pytester) -> None:
+    """An implementation that breaks append order only for three children or more: each
+    property item that fails among all the others prints a command that, run alone, fails on
+    the very example it showed."""
+    pytester.makepyfile(plugin=PLUGIN, sometimes_impl=SOMETIMES_REVERSED_IMPL)
+    pytester.syspathinsert()
+    pytester.makeconftest(STRATEGY.replace("plugin.Sized, st.integers(0, 10**6)",
+                                           "plugin.Sized, st.just(4)"))
+    result = pytester.runpytest_inprocess("--auxcheck", "--auxcheck-profile=drawn",
+                                          "--auxcheck-impl=sometimes_impl", "-k", "AUX30")
+    shown = falsifying_examples(result)
+    assert len(shown) >= 4 and all(shown.values()), result.stdout.str()
+    for command, example in shown.items():
+        again = run_pasted(pytester, command)
+        again.assert_outcomes(failed=1)
+        assert list(falsifying_examples(again).values()) == [example]
+
+
+def test_a_seeded_run_registers_hypothesis_own_random_without_a_full_garbage_collection(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A thread's first seeded run makes Hypothesis's global random and registers it for
+    Hypothesis to seed and restore, never through ``register_random`` (whose check collects
+    every object of the process)."""
+    import threading
+
+    from hypothesis import Phase, core, given, settings
+    from hypothesis import strategies as st
+    from hypothesis.internal import entropy
+
+    from auxcheck._suite.session import seeded
+
+    registered: list[object] = []
+    monkeypatch.setattr(entropy, "register_random", registered.append)
+    found: list[object] = []
+
+    @settings(max_examples=3, database=None, phases=[Phase.generate], deadline=None)
+    @given(st.integers())
+    def drawn(number: int) -> None:
+        pass
+
+    def first_run_of_a_thread() -> None:
+        with seeded(1234):
+            drawn()
+        found.append(core.threadlocal._hypothesis_global_random)
+
+    thread = threading.Thread(target=first_run_of_a_thread)
+    thread.start()
+    thread.join()
+    assert registered == [] and found[0] is not None
+    assert any(managed is found[0] for managed in entropy.RANDOMS_TO_MANAGE.values())
