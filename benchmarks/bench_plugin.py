@@ -119,7 +119,7 @@ def main() -> int:
     args = parser.parse_args()
     suite = [*PYTEST, "-p", "no:xdist", "--auxcheck", "."]
     rows = [("measurement", "seconds", "command")]
-    serial, bare = against_torch_baseline(suite, max(3, args.repeat))
+    serial, bare = against_torch_baseline(suite, max(7, args.repeat))
     rows.append(("suite, 1 process", f"{serial:.2f}", "pytest --auxcheck examples/capture_plugin"))
     rows.append(("baseline: one test importing torch", f"{bare:.2f}", "pytest test_torch.py"))
     rows.append(("suite / baseline", f"{serial / bare:.2f}x", f"target: at most {TARGET:g}x"))
