@@ -21,13 +21,20 @@ With ``--large`` the same rows for a plugin of 500 hooks and 100 classes derivin
 SGLang classes (a HiCache backend, a LogitsProcessor, a KV pool; some misfit on 0.5.23),
 measured in the same run.
 
+With ``--huge`` two plugins of 5,000 hooks: the 50's shapes a hundred times, and hooks
+spread over 600 functions sglang 0.5.23 defines (read from its index; a third of them with
+a parameter list that misfits most targets). Each is timed against its parse floor,
+reading and ``ast.parse`` of every ``.py`` file of the plugin, side by side in one run.
+
 Targets: the full check of 3 releases under 2 s warm; with ``--large``, the large plugin's
-full check under 3x the 50-hook plugin's.
+full check under 3x the 50-hook plugin's; with ``--huge``, each 5,000-hook plugin's full
+check within 10x its parse floor (a check costs in proportion to the plugin, not SGLang).
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
 import os
 import subprocess
 import sys
@@ -37,7 +44,7 @@ import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from _timing import medians
+from _timing import medians, result_line
 
 from auxcheck._releases.index import ReleaseIndex
 from auxcheck._releases.plugin_scan import PluginScan, scan_project
@@ -55,6 +62,10 @@ LARGE = (500, 100)
 LARGE_GROWTH = 3.0
 """``--large``'s target: ten times the hooks, and the classes, cost under 3x the 50-hook check
 (the releases' modules are read once, whatever the plugin's size)."""
+HUGE = 5000
+"""``--huge``: hooks of each huge plugin."""
+HUGE_RATIO = 10.0
+"""``--huge``'s target: the full check within this many times the plugin's parse floor."""
 COUNTED_STAGES = ("hooks", "calls", "attributes", "classes")
 
 # Hook targets every one of the three releases defines (checked against their sources).
@@ -279,6 +290,48 @@ def hooks_module(hooks: int = HOOKS) -> str:
             + "\n\ndef register():\n" + body)
 
 
+SPREAD_TARGETS = 600
+"""``--huge``'s second plugin: its hooks spread over this many functions 0.5.23 defines."""
+EXPLICIT_SHAPES = {
+    "AFTER": "def {name}(result, first, second=None):\n    return result\n",
+    "AROUND": "def {name}(original_fn, first, second=None):\n"
+              "    return original_fn(first, second)\n",
+    "BEFORE": "def {name}(first, second=None):\n    return None\n",
+    "REPLACE": "def {name}(first, second=None):\n    return None\n",
+}
+"""Hooks with a fixed parameter list: they misfit most targets, so SGLang's call sites are read."""
+
+
+def real_functions(index: ReleaseIndex, count: int) -> list[str]:
+    """Returns ``count`` module-level functions ``index``'s release defines (``sglang.srt``,
+    tests left out), spread evenly over them in sorted order."""
+    index.load_all()
+    found = sorted(f"{s.name}.{name}" for s in index.summaries()
+                   if s.name.startswith("sglang.srt.") and ".test" not in s.name
+                   for name, kind in s.defined.items()
+                   if kind == "function" and not name.startswith("_"))
+    step = max(1, len(found) // count)
+    return found[::step][:count]
+
+
+def spread_hooks_module(targets: Sequence[str], hooks: int) -> str:
+    """Returns ``plug/hooks.py`` with ``hooks`` registrations spread over ``targets``: every
+    third hook takes a fixed parameter list, the others ``*args, **kwargs``."""
+    registrations: list[tuple[str, str, str]] = []
+    definitions: list[str] = []
+    for i in range(hooks):
+        hook_type = HOOK_TYPES[i % len(HOOK_TYPES)]
+        name = f"{hook_type.lower()}_{i}"
+        shapes = EXPLICIT_SHAPES if i % 3 == 0 else GENERIC
+        registrations.append((targets[i % len(targets)], hook_type, name))
+        definitions.append(shapes[hook_type].format(name=name))
+    body = "".join(f"    HookRegistry.register(\n        {target!r}, {name}, HookType.{kind}\n"
+                   "    )\n" for target, kind, name in registrations)
+    return ("from sglang.srt.plugins.hook_registry import HookRegistry, HookType\n\n\n"
+            + "\n\n".join(definitions)
+            + "\n\ndef register():\n" + body)
+
+
 def call_modules() -> list[str]:
     """Returns the call modules' sources: 200 calls, five to a plugin function."""
     texts = [*MISFITS, *(CALL_TEXTS[i % len(CALL_TEXTS)] for i in range(CALLS - len(MISFITS)))]
@@ -304,8 +357,10 @@ def class_modules(classes: int) -> list[str]:
             for at in range(0, classes, CLASSES_PER_MODULE)]
 
 
-def write_plugin(root: Path, *, hooks: int = HOOKS, classes: int = 0) -> Path:
-    """Writes the plugin project under ``root`` and returns its folder."""
+def write_plugin(root: Path, *, hooks: int = HOOKS, classes: int = 0,
+                 targets: Sequence[str] = ()) -> Path:
+    """Writes the plugin project under ``root`` and returns its folder (its hooks spread
+    over ``targets`` when given)."""
     project = root / "plug-project"
     package = project / "plug"
     package.mkdir(parents=True)
@@ -318,7 +373,8 @@ def write_plugin(root: Path, *, hooks: int = HOOKS, classes: int = 0) -> Path:
         p = "plug.hooks:register"
         """), encoding="utf-8")
     (package / "__init__.py").write_text('"""A generated SGLang plugin."""\n', encoding="utf-8")
-    (package / "hooks.py").write_text(hooks_module(hooks), encoding="utf-8")
+    hooks_text = spread_hooks_module(targets, hooks) if targets else hooks_module(hooks)
+    (package / "hooks.py").write_text(hooks_text, encoding="utf-8")
     for i, source in enumerate(call_modules()):
         (package / f"calls_{i}.py").write_text(source, encoding="utf-8")
     for i, source in enumerate(class_modules(classes)):
@@ -408,6 +464,40 @@ def measure(root: Path, cache: Path, repeat: int, *, hooks: int, classes: int) -
     return scan, results, baseline, full, real
 
 
+def parse_floor(plugin: Path) -> int:
+    """The parse floor: reads and parses every ``.py`` file of the plugin; returns how many."""
+    files = sorted(plugin.rglob("*.py"))
+    for path in files:
+        ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    return len(files)
+
+
+def measure_huge(root: Path, cache: Path, repeat: int, *,
+                 targets: Sequence[str] = ()) -> tuple[float, float]:
+    """Returns the parse floor and the full check's time of a 5,000-hook plugin (spread
+    over ``targets`` when given), taken side by side after one warm run."""
+    plugin = write_plugin(root, hooks=HUGE, targets=targets)
+    full_check(plugin, cache)  # warm: the on-disk caches of each release
+    floor, full = medians(repeat, lambda: parse_floor(plugin), lambda: full_check(plugin, cache))
+    return floor, full
+
+
+def report_huge(cache: Path, repeat: int, root: Path) -> bool:
+    """Prints the ``--huge`` rows and RESULT lines; returns whether both targets hold."""
+    newest = ReleaseIndex(find_release(RELEASES[-1], cache=cache), cache=cache)
+    spread = real_functions(newest, SPREAD_TARGETS)
+    del newest
+    spread_row = (f"check --sglang x3, 5,000 hooks over {len(spread)} sglang {RELEASES[-1]} "
+                  "functions vs plugin parse floor")
+    rows = (("check --sglang x3, 5,000 hooks vs plugin parse floor", ()), (spread_row, spread))
+    ok = True
+    for at, (what, targets) in enumerate(rows):
+        floor, full = measure_huge(root / f"huge-{at}", cache, repeat, targets=targets)
+        print(f"{what}: floor {floor:.3f} s, full check {full:.2f} s")
+        ok = result_line(what, full, floor, at_most=HUGE_RATIO) and ok
+    return ok
+
+
 def report(scan: PluginScan, results: Sequence[ReleaseResult], baseline: float, full: float,
            real: float) -> None:
     """Prints one plugin's rows."""
@@ -427,12 +517,17 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=3, help="timed rounds (median reported)")
     parser.add_argument("--large", action="store_true",
                         help=f"also the plugin of {LARGE[0]} hooks and {LARGE[1]} classes")
+    parser.add_argument("--huge", action="store_true",
+                        help=f"also two plugins of {HUGE} hooks, against their parse floor")
     args = parser.parse_args()
     cache = cache_dir()
     with tempfile.TemporaryDirectory(prefix="auxcheck-bench-") as tmp:
         small = measure(Path(tmp) / "small", cache, args.repeat, hooks=HOOKS, classes=0)
         large = measure(Path(tmp) / "large", cache, args.repeat, hooks=LARGE[0],
                         classes=LARGE[1]) if args.large else None
+        if args.huge:
+            huge_ok = report_huge(cache, args.repeat, Path(tmp))
+            print()
     report(*small)
     ok = small[3] < TARGET_SECONDS
     print(f"target: full check (3 releases) under {TARGET_SECONDS:g} s warm: "
@@ -444,6 +539,8 @@ def main() -> int:
         print(f"target: full check under {LARGE_GROWTH:g}x the 50-hook plugin's (same run): "
               f"{growth:.1f}x, {'met' if growth < LARGE_GROWTH else 'missed'}")
         ok = ok and growth < LARGE_GROWTH
+    if args.huge:
+        ok = ok and huge_ok
     return 0 if ok else 1
 
 

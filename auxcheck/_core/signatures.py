@@ -22,6 +22,7 @@ import ast
 import inspect
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Literal
 
 __all__ = [
@@ -164,7 +165,13 @@ def signature_of(params: Iterable[Param], *, drop_first: bool = False,
     makes it positional-only (a method called through an instance passes it so).
     Raises ValueError when the parameters are not a valid signature.
     """
-    items = list(params)
+    return _signature(tuple(params), drop_first, first_positional_only)
+
+
+@lru_cache(maxsize=4096)
+def _signature(items: tuple[Param, ...], drop_first: bool,
+               first_positional_only: bool) -> inspect.Signature:
+    # Signatures are immutable: many hooks on one target share its signature object.
     if drop_first and items and items[0].kind in ("POSITIONAL_ONLY", "POSITIONAL_OR_KEYWORD"):
         items = items[1:]
     built: list[inspect.Parameter] = []
@@ -175,7 +182,22 @@ def signature_of(params: Iterable[Param], *, drop_first: bool = False,
         default = _P.empty if param.default is None or kind in (
             _P.VAR_POSITIONAL, _P.VAR_KEYWORD) else param.default
         built.append(inspect.Parameter(param.name, kind, default=default))
-    return inspect.Signature(built)
+    return _ReadSignature(built)
+
+
+class _ReadSignature(inspect.Signature):
+    """A signature read from source: immutable, so its hash (the key of the caches above
+    and of a release's judgements) is computed once, not per parameter per lookup."""
+
+    __slots__ = ("_hash",)
+    _hash: int
+
+    def __hash__(self) -> int:
+        try:
+            return self._hash
+        except AttributeError:
+            self._hash = super().__hash__()
+            return self._hash
 
 
 class SignatureCarrier:
@@ -191,8 +213,17 @@ class SignatureCarrier:
 def bind_problem(signature: inspect.Signature, positional: int, keywords: Iterable[str], *,
                  prefix: int = 0) -> str | None:
     """Returns Python's complaint when the call does not bind to ``signature``, else None."""
+    keys = tuple(keywords)
+    try:  # the same call is tried on the same signature for every hook and call alike
+        return _bind_problem_once(signature, prefix + positional, keys)
+    except TypeError:  # unhashable: a live function's signature with a list default
+        return _bind_problem(signature, prefix + positional, keys)
+
+
+def _bind_problem(signature: inspect.Signature, positional: int,
+                  keywords: tuple[str, ...]) -> str | None:
     try:
-        signature.bind(*([None] * (prefix + positional)), **{k: None for k in keywords})
+        signature.bind(*([None] * positional), **{k: None for k in keywords})
     except TypeError as exc:
         return str(exc)
     return None
@@ -200,6 +231,17 @@ def bind_problem(signature: inspect.Signature, positional: int, keywords: Iterab
 
 def call_shapes(target: inspect.Signature) -> list[CallShape]:
     """Returns one call per way of passing each of ``target``'s parameters (see the module)."""
+    return list(_shapes_of(target))
+
+
+def _shapes_of(target: inspect.Signature) -> tuple[CallShape, ...]:
+    try:  # many hooks on one target try the same calls
+        return _call_shapes_once(target)
+    except TypeError:  # unhashable: a live function's signature with a list default
+        return _call_shapes(target)
+
+
+def _call_shapes(target: inspect.Signature) -> tuple[CallShape, ...]:
     params = list(target.parameters.values())
     positional = [p for p in params if p.kind in (_P.POSITIONAL_ONLY, _P.POSITIONAL_OR_KEYWORD)]
     keyword_only = [p for p in params if p.kind is _P.KEYWORD_ONLY]
@@ -223,7 +265,7 @@ def call_shapes(target: inspect.Signature) -> list[CallShape]:
     if any(p.kind is _P.VAR_KEYWORD for p in params):
         shapes.append(CallShape(required, (*needed, _UNKNOWN_KEYWORD),
                                 "a keyword the target takes through **kwargs"))
-    return [s for s in shapes if bind_problem(target, s.positional, s.keywords) is None]
+    return tuple(s for s in shapes if bind_problem(target, s.positional, s.keywords) is None)
 
 
 def fit_hook(target: inspect.Signature, hook: inspect.Signature, hook_type: str, *,
@@ -238,7 +280,7 @@ def fit_hook(target: inspect.Signature, hook: inspect.Signature, hook_type: str,
     misfits: list[Misfit] = []
     seen: set[str] = set()
     positional_failed = False
-    shapes = call_shapes(target)
+    shapes = _shapes_of(target)
     failing = 0
     for shape in shapes:
         problem = bind_problem(hook, shape.positional, shape.keywords, prefix=prefix)
@@ -259,3 +301,7 @@ def fit_hook(target: inspect.Signature, hook: inspect.Signature, hook_type: str,
                                                  prefix=prefix)) is not None)
     verdict: Literal["fail", "note"] = "fail" if always or evidence else "note"
     return HookFit(verdict, tuple(misfits), evidence, always, len(relevant))
+
+
+_bind_problem_once = lru_cache(maxsize=65536)(_bind_problem)
+_call_shapes_once = lru_cache(maxsize=4096)(_call_shapes)

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from auxcheck._core.pyast import dotted_name
 from auxcheck._core.signatures import CallShape, decorator_name
+from auxcheck._releases.derived_cache import BAD, Section, cached
 from auxcheck._releases.index import Lookup, ReleaseIndex
 from auxcheck._releases.receiver_types import (
     Narrowed,
@@ -73,14 +74,45 @@ def call_sites(index: ReleaseIndex, target: Callee, *, typed: bool = False,
     the target's name (or its class's name) and the module defining it.
     """
     hooked = hooked or target.owner
-    key = ("call_sites", f"{target.kind}:{target.where}:{hooked if typed else '*'}")
-    found = index.derived.get(key)
-    if not isinstance(found, tuple):  # many hooks on one target read its call sites once
-        found = index.derived[key] = tuple(_call_sites(index, target, hooked, typed))
+    key = f"{target.kind}:{target.where}:{hooked if typed else '*'}"
+    # Many hooks on one target read its call sites once per run, and once per release
+    # while the on-disk cache holds them (a warm run parses no SGLang module for them).
+    found = index.derive("call_sites", key, lambda: cached(
+        index, _SITES, key, lambda: tuple(_call_sites(index, target, hooked, typed))))
     return [CallShape(site.positional + _extra(target, site.through, through), site.keywords,
                       "a call in SGLang", site.where)
             for site in found if isinstance(site, _Site)
             and (through is None or site.through == through)]
+
+
+# ---------------------------------------------------------------- the on-disk cache
+
+
+def _encoded(sites: tuple[_Site, ...]) -> object:
+    return [list(site) for site in sites]
+
+
+def _decoded(entries: object) -> tuple[_Site, ...] | object:
+    """Returns the cached call sites, :data:`BAD` when any is not what ``_encoded`` writes."""
+    if not isinstance(entries, list):
+        return BAD
+    sites = [_site(entry) for entry in entries]
+    return BAD if any(site is None for site in sites) else tuple(
+        site for site in sites if site is not None)
+
+
+def _site(entry: object) -> _Site | None:
+    if not (isinstance(entry, list) and len(entry) == 4):
+        return None
+    positional, keywords, through, where = entry
+    if (type(positional) is not int or positional < 0 or not isinstance(keywords, list)
+            or not all(isinstance(k, str) for k in keywords)
+            or through not in (None, "class", "instance") or not isinstance(where, str)):
+        return None
+    return _Site(positional, tuple(keywords), through, where)
+
+
+_SITES: Section[tuple[_Site, ...]] = Section("call_sites", _encoded, _decoded)
 
 
 def _extra(target: Callee, how: Through | None, through: Through | None) -> int:

@@ -19,6 +19,7 @@ from typing import Literal
 from auxcheck._core.pyast import dotted_name
 from auxcheck._core.signatures import Param, parse_function
 from auxcheck._releases.call_sites import Through, call_sites, is_test_path, sglang_lookup
+from auxcheck._releases.derived_cache import BAD, Section, cached
 from auxcheck._releases.index import Lookup, ReleaseIndex
 from auxcheck._releases.stubcheck import dataclass_options, runtime_statements
 
@@ -99,8 +100,49 @@ def callee(index: ReleaseIndex, where: str) -> Callee | None:
     """Returns the function, method or class defined at ``where`` in the release, or None.
 
     None when auxcheck cannot read it: not a ``def`` or ``class`` (an assignment, an
-    alias, a property), or a class whose constructor it cannot see.
+    alias, a property), or a class whose constructor it cannot see. Read once per index.
     """
+    return index.derive("callee", where, lambda: cached(
+        index, _CALLEES, where, lambda: _callee(index, where)))
+
+
+_KINDS = frozenset(("function", "method", "classmethod", "staticmethod", "class", "property"))
+_PARAM_KINDS = frozenset(("POSITIONAL_ONLY", "POSITIONAL_OR_KEYWORD", "VAR_POSITIONAL",
+                          "KEYWORD_ONLY", "VAR_KEYWORD"))
+
+
+def _encoded(found: Callee | None) -> object:
+    if found is None:
+        return None
+    return [found.where, found.kind, [[p.name, p.kind, p.default] for p in found.params],
+            found.location, found.owner, list(found.decorators)]
+
+
+def _decoded(entry: object) -> Callee | None | object:
+    """Returns the cached callee, :data:`BAD` for an entry ``_encoded`` does not write."""
+    if entry is None:
+        return None
+    if not (isinstance(entry, list) and len(entry) == 6):
+        return BAD
+    where, kind, params, location, owner, decorators = entry
+    if not (isinstance(where, str) and kind in _KINDS and isinstance(params, list)
+            and isinstance(location, str) and (owner is None or isinstance(owner, str))
+            and isinstance(decorators, list) and all(isinstance(d, str) for d in decorators)
+            and all(_is_param(p) for p in params)):
+        return BAD
+    return Callee(where, kind, tuple(Param(*p) for p in params), location, owner,
+                  tuple(decorators))
+
+
+def _is_param(entry: object) -> bool:
+    return (isinstance(entry, list) and len(entry) == 3 and isinstance(entry[0], str)
+            and entry[1] in _PARAM_KINDS and (entry[2] is None or isinstance(entry[2], str)))
+
+
+_CALLEES: Section[Callee | None] = Section("callee", _encoded, _decoded)
+
+
+def _callee(index: ReleaseIndex, where: str) -> Callee | None:
     found = _definition(index, where)
     if found is None:
         return None

@@ -18,9 +18,10 @@ import ast
 import json
 import os
 from collections import Counter, defaultdict
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar, cast
 
 from auxcheck._core.errors import UndecodableSource
 from auxcheck._core.progress import task
@@ -45,6 +46,9 @@ __all__ = [
     "read_cached",
     "write_cached",
 ]
+
+_T = TypeVar("_T")
+_MISSING = object()
 
 INDEX_FORMAT = 3
 """Bumped whenever the cached summaries change shape."""
@@ -127,6 +131,7 @@ class ReleaseIndex:
         self._homes: Homes | None = None
         self.derived: dict[tuple[str, str], object] = {}
         """Answers computed from the release once per run (``("call_sites", where)``)."""
+        self._resolved: dict[str, Lookup] = {}
 
     @property
     def version(self) -> str:
@@ -276,8 +281,29 @@ class ReleaseIndex:
         # failed first, so the module itself would not import. Trust the release here.
         return found if found.ok else Lookup(True, "unknown", str(origin), certain=False)
 
+    def derive(self, kind: str, key: str, compute: Callable[[], _T]) -> _T:
+        """Returns ``compute()``, computed once per index for (``kind``, ``key``): an answer
+        that depends only on the release and that key (many hooks share a target)."""
+        found = self.derived.get((kind, key), _MISSING)
+        if found is _MISSING:
+            found = self.derived[(kind, key)] = compute()
+        return cast(_T, found)
+
+    def cache_file(self, name: str) -> Path | None:
+        """Returns where to cache ``name`` derived from this release (beside its index, keyed
+        by the release's fingerprint), None when the release cannot be fingerprinted."""
+        stored = self._cache_path(self.cache)
+        return None if stored is None else stored.with_name(
+            stored.name.replace(f"-f{INDEX_FORMAT}.json", f"-{name}.json"))
+
     def resolve(self, dotted: str) -> Lookup:
         """Returns what ``pkgutil.resolve_name(dotted)`` would find, without importing anything."""
+        found = self._resolved.get(dotted)
+        if found is None:
+            found = self._resolved[dotted] = self._resolve(dotted)
+        return found
+
+    def _resolve(self, dotted: str) -> Lookup:
         parts = dotted.split(".")
         if not all(p.isidentifier() for p in parts) or parts[0] != "sglang":
             return Lookup(False, reason=f"{dotted!r} is not a dotted path into sglang")

@@ -40,6 +40,7 @@ from auxcheck._releases.definitions import (
     outside_origin,
     sglang_lookup,
 )
+from auxcheck._releases.derived_cache import BAD, Section, cached
 from auxcheck._releases.hook_refs import is_clear_decorator
 from auxcheck._releases.index import ReleaseIndex
 from auxcheck._releases.stubcheck import runtime_statements
@@ -79,9 +80,35 @@ def inert_hook(target: str, index: ReleaseIndex,
     """
     key = ("inert", " ".join([target, *(p.version for p in peers)]))
     if key not in index.derived:  # many hooks share a target: judged once per release
-        index.derived[key] = _inert(target, index, peers)
+        index.derived[key] = _cached_inert(target, index, peers)
     found = index.derived[key]
     return found if isinstance(found, Inert) else None
+
+
+def _encoded(found: Inert | None) -> object:
+    return None if found is None else [found.seen, found.hint]
+
+
+def _decoded(entry: object) -> Inert | None | object:
+    if entry is None:
+        return None
+    if isinstance(entry, list) and len(entry) == 2 and all(isinstance(e, str) for e in entry):
+        return Inert(entry[0], entry[1])
+    return BAD
+
+
+_INERT: Section[Inert | None] = Section("inert", _encoded, _decoded)
+
+
+def _cached_inert(target: str, index: ReleaseIndex,
+                  peers: Sequence[ReleaseIndex]) -> Inert | None:
+    """Returns :func:`_inert`, from the release's on-disk cache when the same peers (by
+    fingerprint) were judged before: the search reads every module of the release."""
+    try:
+        key = " ".join([target, *(f"{p.version}@{p.release.fingerprint()}" for p in peers)])
+    except OSError:
+        return _inert(target, index, peers)
+    return cached(index, _INERT, key, lambda: _inert(target, index, peers))
 
 
 def _inert(target: str, index: ReleaseIndex, peers: Sequence[ReleaseIndex]) -> Inert | None:

@@ -13,7 +13,8 @@ target) or the enum member (a hook type) a name always holds.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable, Sequence
+from collections import deque
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -25,6 +26,7 @@ __all__ = [
     "BindingKind",
     "Frame",
     "NameSeen",
+    "ScopeNames",
     "Scopes",
     "module_names",
     "scope_names",
@@ -79,12 +81,55 @@ def module_names(tree: ast.Module) -> dict[str, list[Binding]]:
     """Returns the bindings of a module's scope, with one more for each name a function of
     it declares ``global`` (that function rebinds it whenever it runs)."""
     found = scope_names(tree.body)
-    for node in ast.walk(tree):
+    for node in _statements(tree):
         if isinstance(node, ast.Global):
             for name in node.names:
                 found.setdefault(name, []).append(
                     Binding(name, "other", node.lineno, node.lineno, -1, node))
     return found
+
+
+class ScopeNames:
+    """The bindings of each scope of one file, read once for every walk of it (the plugin
+    scan and the patch collector walk the same tree). The answers are shared: read only."""
+
+    def __init__(self) -> None:
+        self._found: dict[int, tuple[ast.AST, dict[str, list[Binding]]]] = {}
+
+    def of(self, node: ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef
+           | ast.Lambda) -> dict[str, list[Binding]]:
+        """Returns the bindings of the scope ``node`` opens (:func:`module_names` for a
+        module, :func:`scope_names` for the others)."""
+        found = self._found.get(id(node))
+        if found is not None and found[0] is node:
+            return found[1]
+        if isinstance(node, ast.Module):
+            names = module_names(node)
+        elif isinstance(node, ast.ClassDef):
+            names = scope_names(node.body)
+        elif isinstance(node, ast.Lambda):
+            names = scope_names([], node.args)
+        else:
+            names = scope_names(node.body, node.args)
+        self._found[id(node)] = (node, names)
+        return names
+
+
+_BLOCK_ITEMS = (ast.stmt, ast.excepthandler, ast.match_case)
+
+
+def _statements(tree: ast.Module) -> Iterator[ast.AST]:
+    """Yields the module and every statement in it (handlers and match cases too), in
+    ``ast.walk``'s order: a statement never sits inside an expression, so the walk need not
+    enter them."""
+    todo: deque[ast.AST] = deque([tree])
+    while todo:
+        node = todo.popleft()
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if isinstance(value, list):
+                todo.extend(item for item in value if isinstance(item, _BLOCK_ITEMS))
+        yield node
 
 
 def sole_binding(bindings: Sequence[Binding], *, name: str) -> Binding | str:
@@ -225,7 +270,12 @@ def _own_nodes(part: ast.AST) -> list[ast.AST]:
         if isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp,
                              ast.GeneratorExp)):
             continue
-        stack.extend(ast.iter_child_nodes(node))
+        for name in node._fields:  # ast.iter_child_nodes, without a generator per node
+            value = getattr(node, name, None)
+            if isinstance(value, ast.AST):
+                stack.append(value)
+            elif isinstance(value, list):
+                stack.extend(item for item in value if isinstance(item, ast.AST))
     return found
 
 

@@ -19,7 +19,7 @@ from auxcheck._core.pyast import IMPORT_ERROR_CATCHERS, absolute_module, caught_
 from auxcheck._core.text import shortened
 from auxcheck._releases.index import Lookup, ReleaseIndex
 from auxcheck._releases.moves_infer import Home, home_near
-from auxcheck._releases.plugin_names import Binding, FrameKind, Scopes, module_names, scope_names
+from auxcheck._releases.plugin_names import Binding, FrameKind, ScopeNames, Scopes
 from auxcheck._releases.stage import StageBuilder
 
 __all__ = ["PatchUse", "collect_patches", "judge_patches"]
@@ -68,7 +68,9 @@ class _Owner:
 
 
 class _Collector(ast.NodeVisitor):
-    def __init__(self, shown: str, module: str, bindings: Mapping[str, str]) -> None:
+    def __init__(self, shown: str, module: str, bindings: Mapping[str, str],
+                 scopes: ScopeNames) -> None:
+        self.scope_names = scopes
         self.shown = shown
         self.module = module
         self.bindings = bindings
@@ -82,7 +84,7 @@ class _Collector(ast.NodeVisitor):
         self.reads: list[tuple[str, int, int]] = []  # dotted, line, scope
 
     def run(self, tree: ast.Module) -> tuple[PatchUse, ...]:
-        self.push("module", module_names(tree))
+        self.push("module", self.scope_names.of(tree))
         self.visit(tree)
         return tuple(self._finish(patch, end, scope) for patch, end, scope in self.stores)
 
@@ -123,7 +125,7 @@ class _Collector(ast.NodeVisitor):
                 self.visit(extra)
         self.scope_ids.append(self.next_scope)
         self.next_scope += 1
-        self.within("function", scope_names(node.body, node.args), list(node.body))
+        self.within("function", self.scope_names.of(node), list(node.body))
         self.scope_ids.pop()
 
     visit_AsyncFunctionDef = visit_FunctionDef
@@ -131,13 +133,13 @@ class _Collector(ast.NodeVisitor):
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
         for extra in [*node.decorator_list, *node.bases, *node.keywords]:
             self.visit(extra)
-        self.within("class", scope_names(node.body), list(node.body))
+        self.within("class", self.scope_names.of(node), list(node.body))
 
     def visit_Lambda(self, node: ast.Lambda) -> None:
         for extra in [*node.args.defaults, *node.args.kw_defaults]:
             if extra is not None:
                 self.visit(extra)
-        self.within("nested", scope_names([], node.args), [node.body])
+        self.within("nested", self.scope_names.of(node), [node.body])
 
     def visit_ListComp(self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp,
                        ) -> None:
@@ -287,14 +289,15 @@ def _suppresses(expr: ast.expr) -> bool:
 
 
 def collect_patches(tree: ast.Module, *, shown: str, module: str,
-                    bindings: Mapping[str, str]) -> tuple[PatchUse, ...]:
+                    bindings: Mapping[str, str],
+                    scopes: ScopeNames | None = None) -> tuple[PatchUse, ...]:
     """Returns the patches the plugin file ``tree`` makes on SGLang modules and classes.
 
     ``shown`` is the file as locations name it, ``module`` the plugin module (for a
     relative ``import_module``), ``bindings`` the file's local names -> the absolute
-    dotted origin of their import.
+    dotted origin of their import; ``scopes`` the file's scopes as another walk read them.
     """
-    return _Collector(shown, module, bindings).run(tree)
+    return _Collector(shown, module, bindings, scopes or ScopeNames()).run(tree)
 
 
 # ---------------------------------------------------------------- judging one release

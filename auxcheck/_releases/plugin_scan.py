@@ -29,6 +29,7 @@ from auxcheck._core.pyast import dotted_name as _dotted
 from auxcheck._core.report import Finding
 from auxcheck._core.signatures import FunctionInfo, parse_function
 from auxcheck._core.text import shortened
+from auxcheck._releases.entry_points import entry_module, entry_point_problem
 from auxcheck._releases.hook_refs import (
     HookRef,
     PluginFunction,
@@ -40,9 +41,8 @@ from auxcheck._releases.plugin_classes import PluginClass, collect_classes
 from auxcheck._releases.plugin_names import (
     Binding,
     NameSeen,
+    ScopeNames,
     Scopes,
-    module_names,
-    scope_names,
     seen_names,
     sole_binding,
 )
@@ -197,13 +197,17 @@ class PluginScan:
     """Attributes the plugin sets on SGLang modules by hand (``setattr``, ``m.name = v``)."""
     subclasses: tuple[PluginClass, ...] = ()
     """Every class the plugin defines, with its bases and methods: the ``classes`` stage."""
+    entry_problems: tuple[str | None, ...] = ()
+    """Why ``load_plugins`` cannot call each entry point (None: it can), read with the scan."""
 
 
 # ---------------------------------------------------------------- one file
 
 
 class _FileScan(ast.NodeVisitor):
-    def __init__(self, path: str, module: str | None, package: bool) -> None:
+    def __init__(self, path: str, module: str | None, package: bool,
+                 scope_names: ScopeNames) -> None:
+        self.scope_names = scope_names
         self.path = path
         self.module = module
         self.package = package
@@ -279,7 +283,7 @@ class _FileScan(ast.NodeVisitor):
         return f"{self.path}:{getattr(node, 'lineno', 1)}:{getattr(node, 'col_offset', 0) + 1}"
 
     def scan(self, tree: ast.Module) -> None:
-        names = module_names(tree)
+        names = self.scope_names.of(tree)
         for name, bindings in names.items():
             last = sole_binding(bindings, name=name)
             if isinstance(last, Binding) and last.kind == "assign" and isinstance(
@@ -430,7 +434,7 @@ class _FileScan(ast.NodeVisitor):
                                                   self.at(node), returns_of(node))
         self._decorator_hooks(node, qualname)
         self.scope.append(node.name)
-        self.open("function", qualname, scope_names(node.body, node.args))
+        self.open("function", qualname, self.scope_names.of(node))
         self.generic_visit(node)
         self.scopes.pop()
         self.scope.pop()
@@ -438,7 +442,7 @@ class _FileScan(ast.NodeVisitor):
     visit_AsyncFunctionDef = visit_FunctionDef
 
     def visit_Lambda(self, node: ast.Lambda) -> None:
-        self.scopes.push("nested", ".".join(self.scope), scope_names([], node.args))
+        self.scopes.push("nested", ".".join(self.scope), self.scope_names.of(node))
         self.generic_visit(node)
         self.scopes.pop()
 
@@ -485,7 +489,7 @@ class _FileScan(ast.NodeVisitor):
         self._decorator_hooks(node, qualname)
         self._contract(node)
         self.scope.append(node.name)
-        self.open("class", qualname, scope_names(node.body))
+        self.open("class", qualname, self.scope_names.of(node))
         for child in node.body:
             self.visit(child)
         self.scopes.pop()
@@ -577,6 +581,9 @@ def scan_project(root: Path, *, exclude: Sequence[str] = (),
     patches: list[PatchUse] = []
     subclasses: list[PluginClass] = []
     listed = iter_python_files([str(root)], exclude=exclude) if files is None else files
+    entry_points, problems = read_entry_points(root)
+    wanted = {entry_module(e, root) for e in entry_points}  # parsed once, kept for them
+    trees: dict[Path, ast.Module] = {}
     count = 0
     for path in listed:
         count += 1
@@ -585,12 +592,16 @@ def scan_project(root: Path, *, exclude: Sequence[str] = (),
         if isinstance(tree, Finding):
             broken.append(tree)
             continue
+        if wanted and Path(path).resolve() in wanted:
+            trees[Path(path).resolve()] = tree
         module = module_name_of(path, anchors=("sglang",))
-        scan = _FileScan(shown, module, Path(path).name == "__init__.py")
+        scopes = ScopeNames()  # each scope's bindings, read once for both walks
+        scan = _FileScan(shown, module, Path(path).name == "__init__.py", scopes)
         deep_call(functools.partial(scan.scan, tree))  # Python parsed it: walk it however deep
         patches += deep_call(functools.partial(
             collect_patches, tree, shown=shown, module=module or shown,
-            bindings={k: v for k, v in scan.bindings.items() if k not in scan.rebound}))
+            bindings={k: v for k, v in scan.bindings.items() if k not in scan.rebound},
+            scopes=scopes))
         subclasses += deep_call(functools.partial(
             collect_classes, tree, shown=shown, module=module or shown, bindings=scan.bindings))
         imports += scan.imports
@@ -602,13 +613,13 @@ def scan_project(root: Path, *, exclude: Sequence[str] = (),
                                     frozenset(scan.defined_classes), scan.bindings,
                                     scan.values, scan.class_bases, scan.seen))
     imports = [u for u in imports if not (u.kind == "attribute" and u.dotted in stored)]
-    entry_points, problems = read_entry_points(root)
     unreadable = tuple(f"{f.location}: not scanned, AUX504 {f.message.partition('; ')[0]}"
                        for f in broken)
     return PluginScan(root, count, tuple(imports), tuple(hooks), tuple(classes),
                       tuple(entry_points), tuple(calls), tuple(modules), unreadable,
                       tuple(problems), tuple(broken), patches=tuple(patches),
-                      subclasses=tuple(subclasses))
+                      subclasses=tuple(subclasses), entry_problems=tuple(
+                          entry_point_problem(e, root, trees=trees) for e in entry_points))
 
 
 def _parse(path: str, shown: str) -> ast.Module | Finding:

@@ -21,22 +21,19 @@ Per release, seven stages, none importing SGLang:
 
 from __future__ import annotations
 
-import ast
 import gc
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from auxcheck._core.paths import is_file
 from auxcheck._core.plugin_calls import arity_problem
-from auxcheck._core.pyast import bound_names
 from auxcheck._core.signatures import FunctionInfo, SignatureCarrier, signature_of
-from auxcheck._core.sources import parse_file
 from auxcheck._core.text import close_names
 from auxcheck._releases.class_check import class_stage
 from auxcheck._releases.definitions import names_in
+from auxcheck._releases.derived_cache import save_cached
+from auxcheck._releases.entry_points import entry_point_problem
 from auxcheck._releases.index import Lookup, ReleaseIndex
 from auxcheck._releases.moves_infer import Home, home_near
 from auxcheck._releases.plugin_scan import (
@@ -242,7 +239,7 @@ def _entry_stage(scan: PluginScan, index: ReleaseIndex) -> ReleaseStage:
     for entry in scan.entry_points:
         stage.checked += 1
         where = f"{entry.source} {entry.name} = {entry.value!r}"
-        problem = entry_point_problem(entry, scan.root)
+        problem = _entry_problems(scan)[entry]
         if problem is None and not loads:
             problem = (f"sglang {index.version} has no sglang.srt.plugins.load_plugins, so "
                        f"{PLUGIN_GROUP} entry points are never loaded")
@@ -252,83 +249,20 @@ def _entry_stage(scan: PluginScan, index: ReleaseIndex) -> ReleaseStage:
     return stage.done()
 
 
-def entry_point_problem(entry: EntryPoint, root: Path) -> str | None:
-    """Returns why ``load_plugins`` cannot call ``entry`` with no arguments, or None."""
-    value = entry.value.split("[", 1)[0].strip()
-    module, sep, attr = value.partition(":")
-    module, attr = module.strip(), attr.strip()
-    if not sep or not attr:
-        return (f"{entry.value!r} names a module, not a callable: write "
-                f'"{module or "package.module"}:register"')
-    if not all(p.isidentifier() for p in (*module.split("."), *attr.split("."))):
-        return f"{entry.value!r} is not of the form package.module:function"
-    path = _module_file(root, module)
-    if path is None:
-        return (f"module {module} is not in the project (looked for it under {root} and "
-                f"{root / 'src'})")
-    tree = parse_file(str(path), shown=str(path.relative_to(root)))
-    if not isinstance(tree, ast.Module):  # read, decoded and parsed as the plugin scan does
-        seen = tree.message.partition("; ")[0]
-        return f"module {module} cannot be checked: {tree.location}: AUX504 {seen}"
-    return _callable_problem(tree, module, attr)
+_ENTRY_PROBLEMS: list[tuple[PluginScan, dict[EntryPoint, str | None]]] = []
 
 
-def _module_file(root: Path, module: str) -> Path | None:
-    parts = module.split(".")
-    for base in (root, root / "src"):
-        for candidate in (base.joinpath(*parts).with_suffix(".py"),
-                          base.joinpath(*parts, "__init__.py")):
-            if is_file(candidate):
-                return candidate
-    return None
-
-
-def _callable_problem(tree: ast.Module, module: str, attr: str) -> str | None:
-    head, _, rest = attr.partition(".")
-    node = _top_level(tree.body, head)
-    if node is None:
-        return f"{module} has no module-level {head}"
-    if rest:
-        return None  # an attribute of an object: auxcheck cannot see it
-    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        required = _required(node.args)
-        if required:
-            return (f"{module}:{attr} takes {', '.join(required)}; load_plugins calls it with "
-                    "no arguments")
-        return None
-    if isinstance(node, ast.ClassDef):
-        init = _top_level(node.body, "__init__")
-        if isinstance(init, (ast.FunctionDef, ast.AsyncFunctionDef)) and _required(init.args)[1:]:
-            return (f"{module}:{attr} is a class whose __init__ takes "
-                    f"{', '.join(_required(init.args)[1:])}; load_plugins calls it with none")
-    return None
-
-
-def _top_level(body: Iterable[ast.stmt], name: str) -> ast.stmt | None:
-    found: ast.stmt | None = None
-    for node in body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            if node.name == name:
-                found = node
-        elif isinstance(node, (ast.If, ast.Try)):
-            inner = _top_level([*node.body, *node.orelse,
-                                *(s for h in getattr(node, "handlers", []) for s in h.body)], name)
-            found = inner or found
-        elif (isinstance(node, (ast.Assign, ast.AnnAssign, ast.ImportFrom, ast.Import))
-              and name in bound_names(node)):
-            found = node
-    return found
-
-
-def _required(args: ast.arguments) -> list[str]:
-    positional = [*args.posonlyargs, *args.args]
-    with_default = len(args.defaults)
-    required = [a.arg for a in positional[: len(positional) - with_default]]
-    required += [a.arg for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is None]
-    return required
-
-
-# ---------------------------------------------------------------- contract
+def _entry_problems(scan: PluginScan) -> dict[EntryPoint, str | None]:
+    """Returns each entry point's problem, read once per scan (not once per release: the
+    module an entry point names may be the plugin's largest)."""
+    if len(scan.entry_problems) == len(scan.entry_points):  # read by the scan
+        return dict(zip(scan.entry_points, scan.entry_problems))
+    for seen, problems in _ENTRY_PROBLEMS:
+        if seen is scan:
+            return problems
+    problems = {entry: entry_point_problem(entry, scan.root) for entry in scan.entry_points}
+    _ENTRY_PROBLEMS[:] = [*_ENTRY_PROBLEMS[-3:], (scan, problems)]
+    return problems
 
 
 def _contract_stage(scan: PluginScan, index: ReleaseIndex) -> ReleaseStage:
@@ -431,6 +365,7 @@ def _check_release(scan: PluginScan, index: ReleaseIndex, moves: Any,
         _entry_stage(scan, index),
         _contract_stage(scan, index),
     )
+    save_cached(index)
     return ReleaseResult(index.version, index.release.label, stages)
 
 

@@ -23,6 +23,7 @@ from auxcheck._core.signatures import (
 )
 from auxcheck._core.text import close_names, did_you_mean
 from auxcheck._releases.definitions import Callee, Through, call_sites, callee, names_in
+from auxcheck._releases.derived_cache import BAD, Section, cached
 from auxcheck._releases.external import find_external
 from auxcheck._releases.hook_refs import (
     PluginModule,
@@ -79,6 +80,10 @@ def hook_target_problem(target: str, hook_type: str, index: ReleaseIndex) -> str
 
 def _is_sglang(target: str) -> bool:
     return target == "sglang" or target.startswith("sglang.")
+
+
+_FIXES: Section[str] = Section(
+    "where_to_go", lambda text: text, lambda entry: entry if isinstance(entry, str) else BAD)
 
 
 def _where_to_go(target: str, index: ReleaseIndex) -> str:
@@ -211,6 +216,7 @@ class _Hooks:
         self.modules: Mapping[str, PluginModule] = {m.name: m for m in scan.modules}
         self.roots: Sequence[Path] = (scan.root, scan.root / "src")
         self.stage = StageBuilder("hooks")
+        self.fits: dict[object, HookFit] = {}
 
     def run(self) -> ReleaseStage:
         if self.scan.hooks and not self.index.module_exists(_HOOK_REGISTRY):
@@ -249,11 +255,15 @@ class _Hooks:
         if not _is_sglang(hook.target):
             self.outside(hook)
             return
-        problem = hook_target_problem(hook.target, hook.hook_type, self.index)
+        target, index = hook.target, self.index
+        problem = index.derive("hook_target", f"{hook.hook_type}:{target}",
+                               lambda: hook_target_problem(target, hook.hook_type, index))
         if problem is not None:
             stage.fail("AUX701", hook.location, f"hook target {hook.target!r}: {problem}",
                        f"expected a function, class or method that sglang "
-                       f"{self.index.version} has", _where_to_go(hook.target, self.index))
+                       f"{self.index.version} has",
+                       index.derive("where_to_go", target, lambda: cached(
+                           index, _FIXES, target, lambda: _where_to_go(target, index))))
             stage.judge(hook.location, hook.target, "fail", problem)
             return
         inert = inert_hook(hook.target, self.index, self.peers)
@@ -342,11 +352,30 @@ class _Hooks:
         if isinstance(signature, str):
             stage.judge(hook.location, target_name, "note", f"{signature}; hook not judged")
             return
-        fit = fit_hook(signature, resolved.signature, hook.hook_type)
-        if fit.verdict == "note":
-            fit = fit_hook(signature, resolved.signature, hook.hook_type,
-                           sites=call_sites(self.index, target, typed=True, hooked=hooked))
+        fit = self.fit(signature, resolved.signature, hook.hook_type, target, hooked,
+                       retry=("note",))
         self.verdict(hook, resolved, target, signature, fit)
+
+    def fit(self, signature: inspect.Signature, mine: inspect.Signature, hook_type: str,
+            target: Callee, hooked: str | None, *, retry: tuple[str, ...],
+            through: Through | None = None) -> HookFit:
+        """Returns how ``mine`` fits ``signature``, SGLang's call sites the evidence where the
+        fit without them is a ``retry`` verdict; judged once per release for every hook of
+        that shape on that target (the findings stay per hook)."""
+        key: object = (signature, mine, hook_type, target.kind, target.where, hooked, through,
+                       retry)
+        try:
+            found = self.fits.get(key)
+        except TypeError:  # a signature with an unhashable default: judged each time
+            found, key = None, None
+        if found is None:
+            found = fit_hook(signature, mine, hook_type)
+            if found.verdict in retry:
+                found = fit_hook(signature, mine, hook_type, sites=call_sites(
+                    self.index, target, typed=True, hooked=hooked, through=through))
+            if key is not None:
+                self.fits[key] = found
+        return found
 
     def hooked_class(self, target_name: str, target: Callee) -> str | None:
         """Returns the class ``_apply_target`` sets the wrapper on: the owner the target
@@ -374,11 +403,8 @@ class _Hooks:
         ways: tuple[tuple[Through, inspect.Signature], ...] = (
             ("class", by_class), ("instance", by_instance))
         for through, signature in ways:
-            fit = fit_hook(signature, mine, hook_type)
-            if fit.verdict != "ok":
-                fit = fit_hook(signature, mine, hook_type, sites=call_sites(
-                    self.index, target, typed=True, hooked=hooked, through=through))
-            fits[through] = fit
+            fits[through] = self.fit(signature, mine, hook_type, target, hooked,
+                                     retry=("fail", "note"), through=through)
         # Through an instance a BEFORE or AFTER wrapper calls the original with the instance
         # too: it raises TypeError whatever the hook, unless it takes one more argument. A
         # REPLACE never calls it. An AROUND hook calls ``original_fn`` with what it chooses
