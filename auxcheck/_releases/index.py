@@ -151,6 +151,9 @@ class ReleaseIndex:
     def undecodable(self, module: str) -> str | None:
         """Returns why ``module``'s source is not text Python can read (so Python cannot import
         it either), naming the release and the file; None when it reads or is absent."""
+        return self.derive("undecodable", module, lambda: self._undecodable(module))
+
+    def _undecodable(self, module: str) -> str | None:
         path = self.module_file(module)
         if path is None:
             return None

@@ -15,7 +15,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from auxcheck._core.pyast import IMPORT_ERROR_CATCHERS, absolute_module, caught_names, dotted_name
+from auxcheck._core.pyast import (
+    IMPORT_ERROR_CATCHERS,
+    QuickVisitor,
+    absolute_module,
+    caught_names,
+    dotted_name,
+)
 from auxcheck._core.text import shortened
 from auxcheck._releases.index import Lookup, ReleaseIndex
 from auxcheck._releases.moves_infer import Home, home_near
@@ -67,7 +73,7 @@ class _Owner:
     guarded: bool
 
 
-class _Collector(ast.NodeVisitor):
+class _Collector(QuickVisitor):
     def __init__(self, shown: str, module: str, bindings: Mapping[str, str],
                  scopes: ScopeNames) -> None:
         self.scope_names = scopes

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Literal
 
 from auxcheck._core.pyast import (
+    QuickVisitor,
     absolute_module,
     catches_import_error,
     caught_names,
@@ -204,7 +205,7 @@ class PluginScan:
 # ---------------------------------------------------------------- one file
 
 
-class _FileScan(ast.NodeVisitor):
+class _FileScan(QuickVisitor):
     def __init__(self, path: str, module: str | None, package: bool,
                  scope_names: ScopeNames) -> None:
         self.scope_names = scope_names
