@@ -568,7 +568,16 @@ def scan_project(root: Path, *, exclude: Sequence[str] = (),
                  files: Sequence[str] | None = None) -> PluginScan:
     """Returns what the plugin project at ``root`` uses of SGLang, read without importing it:
     its Python ``files`` when given (``auxcheck check`` walks the project once), else those
-    found under ``root``."""
+    found under ``root``. The collector keeps out of the way meanwhile (a large plugin's trees
+    are millions of nodes, in no cycle: :func:`~auxcheck._core.collector.few_collections`)."""
+    from auxcheck._core.collector import few_collections
+
+    with few_collections():
+        return _scan_project(root, exclude=exclude, files=files)
+
+
+def _scan_project(root: Path, *, exclude: Sequence[str],
+                  files: Sequence[str] | None) -> PluginScan:
     from auxcheck._core.python_files import iter_python_files, module_name_of
     from auxcheck._core.sources import deep_call
 

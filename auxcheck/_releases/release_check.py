@@ -21,12 +21,11 @@ Per release, seven stages, none importing SGLang:
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from auxcheck._core.collector import few_collections
 from auxcheck._core.plugin_calls import arity_problem
 from auxcheck._core.signatures import FunctionInfo, SignatureCarrier, signature_of
 from auxcheck._core.text import close_names
@@ -321,27 +320,6 @@ def signature_problem(theirs: FunctionInfo, ours: FunctionInfo, *, static: bool)
 # ---------------------------------------------------------------- one release
 
 
-@contextmanager
-def _few_collections() -> Iterator[None]:
-    # Reading a release parses SGLang's large modules: millions of ast nodes, none in a
-    # cycle. At the default threshold the cyclic collector walks them thousands of times
-    # (about 40% of a three-release check); a higher one collects the same garbage.
-    # What is alive on entry (the other releases' trees, kept as peers) is frozen out of
-    # the collector's walks until the check ends: it is not garbage, and walking it again
-    # at every collection cost about 15% of a three-release check.
-    before = gc.get_threshold()
-    gc.set_threshold(max(before[0], 100_000), *before[1:])
-    ours = gc.get_freeze_count() == 0  # a caller's own freeze is left as it was
-    if ours:
-        gc.freeze()
-    try:
-        yield
-    finally:
-        if ours:
-            gc.unfreeze()
-        gc.set_threshold(*before)
-
-
 def check_release(scan: PluginScan, index: ReleaseIndex, *, moves: Any = None,
                   peers: Sequence[ReleaseIndex] = ()) -> ReleaseResult:
     """Returns the plugin's result on one release: every stage of :data:`RELEASE_STAGES`.
@@ -349,7 +327,7 @@ def check_release(scan: PluginScan, index: ReleaseIndex, *, moves: Any = None,
     ``peers`` are the other releases of the run: a hook whose target they call and this
     release no longer does is judged on that evidence (AUX706).
     """
-    with _few_collections():
+    with few_collections():
         return _check_release(scan, index, moves, peers)
 
 
