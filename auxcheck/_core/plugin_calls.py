@@ -169,14 +169,15 @@ class _TorchState:
 
     def same_as(self, other: _TorchState | None) -> bool:
         """Returns True when ``other`` holds the very same objects: no ``__eq__`` runs."""
-        return other is not None and all(_identical(x, y) for x, y in (
-            (self.functions, other.functions), (self.dispatch, other.dispatch),
-            ((self.current_device, self.device_context, self.dtype),
-             (other.current_device, other.device_context, other.dtype))))
+        # Checked around every plugin call: plain comparisons, no generator.
+        return (other is not None and self.current_device is other.current_device
+                and self.device_context is other.device_context and self.dtype is other.dtype
+                and _identical(self.functions, other.functions)
+                and _identical(self.dispatch, other.dispatch))
 
 
 def _identical(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
-    return len(a) == len(b) and all(x is y for x, y in zip(a, b))
+    return len(a) == len(b) and (not a or all(x is y for x, y in zip(a, b)))
 
 
 def _torch_state() -> _TorchState | None:
@@ -193,10 +194,11 @@ def _torch_state() -> _TorchState | None:
     device = sys.modules.get("torch.utils._device")  # imported with the first DeviceContext
     try:
         c = torch._C
-        return _TorchState(
-            tuple(torch.overrides._get_function_stack_at(i)
-                  for i in range(c._len_torch_function_stack())),
-            tuple(c._get_dispatch_stack_at(i) for i in range(c._len_torch_dispatch_stack())),
+        functions, dispatch = c._len_torch_function_stack(), c._len_torch_dispatch_stack()
+        return _TorchState(  # both stacks are empty nearly always: no generator then
+            tuple(torch.overrides._get_function_stack_at(i) for i in range(functions))
+            if functions else (),
+            tuple(c._get_dispatch_stack_at(i) for i in range(dispatch)) if dispatch else (),
             None if device is None else device.CURRENT_DEVICE,
             getattr(torch._GLOBAL_DEVICE_CONTEXT, "device_context", None),
             torch.get_default_dtype())
