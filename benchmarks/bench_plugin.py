@@ -147,8 +147,9 @@ def main() -> int:
                      at_most=TARGET)
     # What the off plugin adds is what it imports; the difference of the two medians is
     # mostly run-to-run noise at this size, so the verdict is on the import cost.
-    ok &= result_line(f"plain one-test pytest, auxcheck installed but off vs -p no:auxcheck "
-                      f"(it imports auxcheck + its plugin: {(package + plugin) * 1000:.1f} ms)",
+    print(f"the off plugin imports auxcheck and its plugin module: "
+          f"{(package + plugin) * 1000:.1f} ms")
+    ok &= result_line("plain one-test pytest, auxcheck installed but off vs -p no:auxcheck",
                       on, off, target=f"off plugin adds < {OFF_BUDGET * 1000:g} ms",
                       met=package + plugin < OFF_BUDGET)
     return 0 if ok else 1
