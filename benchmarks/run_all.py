@@ -26,6 +26,7 @@ so recorded figures always belong to a commit. Exit status: 1 when a benchmark f
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import re
 import shutil
@@ -62,6 +63,8 @@ class Result:
     target: str
     verdict: str
     setting: str
+    position: int = 0
+    """Its place among its benchmark's results: the two settings' rows pair by it."""
 
     def row(self) -> str:
         """Returns the line as a Markdown table row."""
@@ -115,7 +118,7 @@ def run_bench(path: Path, setting: str,
             output.append(line)
             found = parse_result(path.stem.removeprefix("bench_"), line.strip())
             if found is not None:
-                results.append(found)
+                results.append(dataclasses.replace(found, position=len(results)))
     return process.returncode, results
 
 
@@ -208,8 +211,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             if status != 0 and not (status == 1 and any(r.verdict == "missed" for r in found)):
                 failed.append(f"{path.name} (bytecode {setting}): exit {status}")
     seconds = time.perf_counter() - start
-    order = {name: i for i, name in enumerate(dict.fromkeys(r.what for r in results))}
-    results.sort(key=lambda r: (order[r.what], SETTINGS.index(r.setting)
+    results.sort(key=lambda r: (r.bench, r.position, SETTINGS.index(r.setting)
                                 if r.setting in SETTINGS else len(SETTINGS)))
     block = f"{caption(commit, load, seconds)}\n\n{table(results)}"
     print(f"\n{block}\n")
