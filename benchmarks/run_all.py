@@ -130,7 +130,22 @@ def git(*args: str) -> str:
 
 def uncommitted() -> list[str]:
     """Returns the changed or untracked paths outside the files ``--record`` writes."""
-    paths = [line[3:] for line in git("status", "--porcelain").splitlines()]
+    done = subprocess.run(["git", "status", "--porcelain", "-z"], cwd=ROOT,
+                          capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        return ["(git status failed: is this a git checkout?)"]
+    # Each entry is "XY PATH" (a rename adds its old path as the next entry); -z keeps the
+    # leading status columns and the paths exactly as they are.
+    entries = done.stdout.split("\0")
+    paths, at = [], 0
+    while at < len(entries):
+        entry = entries[at]
+        at += 1
+        if len(entry) < 4:
+            continue
+        paths.append(entry[3:])
+        if entry[0] in "RC":
+            at += 1
     return [path for path in paths if path not in RECORDED]
 
 

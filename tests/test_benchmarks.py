@@ -96,3 +96,33 @@ def test_the_table_in_the_docs_is_the_one_the_last_make_bench_recorded() -> None
     ran = {(cells[1].strip(), cells[3].strip()) for cells in rows}
     benches = {path.stem.removeprefix("bench_") for path in BENCHMARKS.glob("bench_*.py")}
     assert ran == {(bench, setting) for bench in benches for setting in SETTINGS}
+
+
+def test_a_record_is_refused_for_every_uncommitted_change_but_the_two_it_writes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`make bench` records figures only for a commit: a change listed first by `git status`
+    (whose line starts with a space) counts like any other; the two files it writes do not."""
+    import subprocess
+
+    import run_all
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-c", "user.email=a@b", "-c", "user.name=a", *args],
+                       cwd=tmp_path, check=True, capture_output=True)
+
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "benchmarks").mkdir()
+    for name in ("a.py", "docs/benchmarks.md", "benchmarks/last-run.md", "old name.py"):
+        (tmp_path / name).write_text("x\n", encoding="utf-8")
+    git("init", "-q")
+    git("add", ".")
+    git("commit", "-q", "-m", "start")
+    monkeypatch.setattr(run_all, "ROOT", tmp_path)
+    assert run_all.uncommitted() == []
+    (tmp_path / "docs" / "benchmarks.md").write_text("recorded\n", encoding="utf-8")
+    (tmp_path / "benchmarks" / "last-run.md").write_text("recorded\n", encoding="utf-8")
+    assert run_all.uncommitted() == []
+    (tmp_path / "a.py").write_text("changed\n", encoding="utf-8")
+    (tmp_path / "new.py").write_text("new\n", encoding="utf-8")
+    git("mv", "old name.py", "new name.py")
+    assert sorted(run_all.uncommitted()) == ["a.py", "new name.py", "new.py"]
