@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from typing import Any, Generic, TypeVar
 
 from auxcheck._core.stops import held
-from auxcheck._isolation.processes import KILL_GRACE, kill_group
+from auxcheck._isolation.processes import KILL_GRACE, kill_group, process_stats
 
 __all__ = ["Beside", "Running", "calls_beside", "can_end_children", "usable_cores"]
 
@@ -51,19 +51,12 @@ def _sessions_led_by_children() -> list[int]:
     """Returns this process's children that lead a session of their own: the bounded runs
     (mypy, pytest), each with its process group, as ``/proc`` lists them."""
     me, found = os.getpid(), []
-    try:
-        names = [name for name in os.listdir("/proc") if name.isdigit()]
-    except OSError:
-        return []
-    for name in names:
+    for pid, fields in process_stats():
         try:
-            with open(f"/proc/{name}/stat", "rb") as stat:
-                # After the command's name, which may hold anything but ends at the last ')'.
-                fields = stat.read().rpartition(b")")[2].split()
             parent, session = int(fields[1]), int(fields[3])
-        except (OSError, ValueError, IndexError):  # gone meanwhile, or not readable
+        except (ValueError, IndexError):  # not a stat line auxcheck can read
             continue
-        if parent == me and session == int(name):
+        if parent == me and session == pid:
             found.append(session)
     return found
 

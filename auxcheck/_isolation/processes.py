@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import signal
 import time
+from collections.abc import Iterator
 
 __all__ = [
     "KILL_GRACE",
@@ -12,6 +13,7 @@ __all__ = [
     "group_running",
     "kill_group",
     "parent_of",
+    "process_stats",
     "read_some",
     "signal_name",
     "stop_group",
@@ -40,11 +42,17 @@ def read_some(fd: int) -> bytes:
 def parent_of(pid: int) -> int | None:
     """Returns the parent of process ``pid`` as /proc tells it; None when it cannot be read."""
     try:
-        with open(f"/proc/{pid}/stat", "rb") as stat:
-            fields = stat.read().rpartition(b")")[2].split()
-        return int(fields[1])
+        return int(_stat_fields(pid)[1])
     except (OSError, ValueError, IndexError):
         return None
+
+
+def _stat_fields(pid: int | str) -> list[bytes]:
+    """Returns the fields of ``/proc/PID/stat`` after the command's name (state, parent, group,
+    session, ...); raises OSError where it cannot be read. The one reader of that file here."""
+    with open(f"/proc/{pid}/stat", "rb") as stat:
+        # After the command's name, which may hold anything but ends at the last ')'.
+        return stat.read().rpartition(b")")[2].split()
 
 
 def kill_group(pgid: int, sig: int) -> bool:
@@ -71,20 +79,31 @@ def stop_group(pgid: int, *, grace: float = KILL_GRACE) -> None:
     kill_group(pgid, signal.SIGKILL)
 
 
+def process_stats() -> Iterator[tuple[int, list[bytes]]]:
+    """Yields each process's pid and the fields of its ``/proc/PID/stat`` after the command's
+    name (state, parent, group, session, ...), for every process that can be read; nothing
+    where there is no ``/proc`` (not Linux)."""
+    try:
+        pids = [name for name in os.listdir("/proc") if name.isdigit()]
+    except OSError:
+        return
+    for pid in pids:
+        try:
+            fields = _stat_fields(pid)
+        except OSError:  # gone meanwhile, or not ours to read
+            continue
+        yield int(pid), fields
+
+
 def group_memory(pgid: int) -> int:
     """Returns the bytes of private memory in use by the processes of group ``pgid``: each
     one's resident anonymous memory (``RssAnon``, what it allocated and touched, not the
     libraries it shares with others), summed. 0 when none can be read (not Linux)."""
     total = 0
-    try:
-        pids = [name for name in os.listdir("/proc") if name.isdigit()]
-    except OSError:
-        return 0
-    for pid in pids:
+    for pid, fields in process_stats():
         try:
-            with open(f"/proc/{pid}/stat", "rb") as stat:
-                if int(stat.read().rpartition(b")")[2].split()[2]) != pgid:
-                    continue
+            if int(fields[2]) != pgid:
+                continue
             with open(f"/proc/{pid}/status", "rb") as status:
                 total += _anonymous_kib(status.read()) * 1024
         except (OSError, ValueError, IndexError):  # gone meanwhile, or not ours to read
@@ -95,20 +114,8 @@ def group_memory(pgid: int) -> int:
 def group_running(pgid: int) -> list[int]:
     """Returns the processes of group ``pgid`` that still run (a zombie waiting for its reaper
     has ended); [] when none can be read (not Linux)."""
-    running = []
-    try:
-        pids = [name for name in os.listdir("/proc") if name.isdigit()]
-    except OSError:
-        return []
-    for pid in pids:
-        try:
-            with open(f"/proc/{pid}/stat", "rb") as stat:
-                fields = stat.read().rpartition(b")")[2].split()
-        except OSError:
-            continue
-        if len(fields) > 2 and fields[2] == str(pgid).encode() and fields[0] != b"Z":
-            running.append(int(pid))
-    return running
+    return [pid for pid, fields in process_stats()
+            if len(fields) > 2 and fields[2] == str(pgid).encode() and fields[0] != b"Z"]
 
 
 def _anonymous_kib(status: bytes) -> int:
