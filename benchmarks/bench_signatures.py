@@ -268,6 +268,17 @@ CALLS_PER_FUNCTION = 5
 CALL_MODULES = 4
 
 
+def hooks_source(definitions: Sequence[str],
+                 registrations: Sequence[tuple[str, str, str]]) -> str:
+    """Returns ``plug/hooks.py``: the hook ``definitions``, then ``register`` making each of
+    the ``(target, hook type, hook name)`` registrations."""
+    body = "".join(f"    HookRegistry.register(\n        {target!r}, {name}, HookType.{kind}\n"
+                   "    )\n" for target, kind, name in registrations)
+    return ("from sglang.srt.plugins.hook_registry import HookRegistry, HookType\n\n\n"
+            + "\n\n".join(definitions)
+            + "\n\ndef register():\n" + body)
+
+
 def hooks_module(hooks: int = HOOKS) -> str:
     """Returns ``plug/hooks.py``: the hook functions and ``register`` with ``hooks``
     registrations."""
@@ -283,11 +294,7 @@ def hooks_module(hooks: int = HOOKS) -> str:
         name = f"{hook_type.lower()}_{i}"
         registrations.append((target, hook_type, name))
         definitions.append(GENERIC[hook_type].format(name=name))
-    body = "".join(f"    HookRegistry.register(\n        {target!r}, {name}, HookType.{kind}\n"
-                   "    )\n" for target, kind, name in registrations)
-    return ("from sglang.srt.plugins.hook_registry import HookRegistry, HookType\n\n\n"
-            + "\n\n".join(definitions)
-            + "\n\ndef register():\n" + body)
+    return hooks_source(definitions, registrations)
 
 
 SPREAD_TARGETS = 600
@@ -325,11 +332,7 @@ def spread_hooks_module(targets: Sequence[str], hooks: int) -> str:
         shapes = EXPLICIT_SHAPES if i % 3 == 0 else GENERIC
         registrations.append((targets[i % len(targets)], hook_type, name))
         definitions.append(shapes[hook_type].format(name=name))
-    body = "".join(f"    HookRegistry.register(\n        {target!r}, {name}, HookType.{kind}\n"
-                   "    )\n" for target, kind, name in registrations)
-    return ("from sglang.srt.plugins.hook_registry import HookRegistry, HookType\n\n\n"
-            + "\n\n".join(definitions)
-            + "\n\ndef register():\n" + body)
+    return hooks_source(definitions, registrations)
 
 
 def call_modules() -> list[str]:
